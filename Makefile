@@ -1,0 +1,83 @@
+# socialpipe: `make` builds the release tools, `make test` runs every test,
+# `make demo` runs the tour against the local sandbox, `make bench` measures.
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR   = $(DESTDIR)$(PREFIX)/bin
+MANDIR   = $(DESTDIR)$(PREFIX)/share/man
+COMPDIR  = $(DESTDIR)$(PREFIX)/share
+
+TOOLS    = oauth-sign
+SWIFT   ?= swift
+RELEASE  = .build/release
+BUILD_FLAGS = -c release --static-swift-stdlib
+VENV     = .venv
+PYTHON   = $(VENV)/bin/python
+
+# Debian packages the build, the tests, the demo and the benchmarks need.
+DEBS = pkg-config libcurl4-openssl-dev libssl-dev libjansson-dev \
+       curl jq valgrind mandoc shellcheck bash-completion zsh fish \
+       liboauth-dev hyperfine
+
+.PHONY: all build deps venv test demo bench install uninstall clean
+
+all: build
+
+build: deps
+	$(SWIFT) build $(BUILD_FLAGS)
+
+# Installs what is missing when run as root; otherwise names the command.
+deps:
+	@missing=""; for p in $(DEBS); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "deps: installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "deps: missing Debian packages; run as root:" >&2; \
+	    echo "  apt-get install$$missing" >&2; exit 1; \
+	  fi; \
+	fi
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: Tests/requirements.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r Tests/requirements.txt
+	touch $@
+
+test: deps venv build
+	$(SWIFT) build $(BUILD_FLAGS) --build-tests
+	$(SWIFT) test $(BUILD_FLAGS) --skip-build
+	SOCIALPIPE_BIN=$(CURDIR)/$(RELEASE) $(VENV)/bin/pytest -q Tests
+
+demo: deps venv build
+	SOCIALPIPE_BIN=$(CURDIR)/$(RELEASE) PYTHON=$(CURDIR)/$(PYTHON) sh demo/demo.sh
+
+bench: deps venv build
+	SOCIALPIPE_BIN=$(CURDIR)/$(RELEASE) PYTHON=$(CURDIR)/$(PYTHON) sh bench/run.sh
+
+install: build
+	install -d $(BINDIR) $(MANDIR)/man1 $(MANDIR)/man7
+	for t in $(TOOLS); do install -m 755 $(RELEASE)/$$t $(BINDIR)/$$t; done
+	install -m 644 man/*.1 $(MANDIR)/man1/
+	install -m 644 man/*.7 $(MANDIR)/man7/
+	install -d $(COMPDIR)/bash-completion/completions $(COMPDIR)/zsh/site-functions $(COMPDIR)/fish/vendor_completions.d
+	for t in $(TOOLS); do \
+	  install -m 644 completions/bash/$$t $(COMPDIR)/bash-completion/completions/$$t; \
+	  install -m 644 completions/zsh/_$$t $(COMPDIR)/zsh/site-functions/_$$t; \
+	  install -m 644 completions/fish/$$t.fish $(COMPDIR)/fish/vendor_completions.d/$$t.fish; \
+	done
+
+uninstall:
+	for t in $(TOOLS); do \
+	  rm -f $(BINDIR)/$$t $(MANDIR)/man1/$$t.1 \
+	        $(COMPDIR)/bash-completion/completions/$$t $(COMPDIR)/zsh/site-functions/_$$t \
+	        $(COMPDIR)/fish/vendor_completions.d/$$t.fish; \
+	done
+	rm -f $(MANDIR)/man7/socialpipe.7
+
+clean:
+	rm -rf .build $(VENV)

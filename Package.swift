@@ -1,0 +1,23 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// One core module (Socialpipe) over three Debian C libraries, and one
+// executable per command. The C libraries are reached through system-library
+// targets; CCurl's shim.h carries typed wrappers for curl's variadic calls.
+let package = Package(
+    name: "socialpipe",
+    products: [
+        .executable(name: "oauth-sign", targets: ["oauth-sign"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl",
+                       providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CJansson", pkgConfig: "jansson",
+                       providers: [.apt(["libjansson-dev"])]),
+        .target(name: "Socialpipe", dependencies: ["COpenSSL", "CJansson"]),
+        .executableTarget(name: "oauth-sign", dependencies: ["Socialpipe"]),
+        .testTarget(name: "SocialpipeTests", dependencies: ["Socialpipe"]),
+    ]
+)

@@ -1,0 +1,134 @@
+import COpenSSL
+import Glibc
+
+/// The digests OAuth signing needs.
+public enum DigestAlgorithm: Sendable {
+    case sha1, sha256
+
+    var name: String { self == .sha1 ? "SHA1" : "SHA256" }
+    var length: Int { self == .sha1 ? 20 : 32 }
+}
+
+/// Hashing, HMAC, base64 and random bytes over OpenSSL. Digest
+/// implementations are fetched once: OpenSSL 3 looks them up on every call
+/// otherwise, which costs more than hashing a short base string.
+public final class Crypto {
+    private let sha1: OpaquePointer?
+    private let sha256: OpaquePointer?
+    private let context: OpaquePointer?
+
+    /// Fetches the digests; one instance serves a whole run.
+    public init() {
+        sha1 = EVP_MD_fetch(nil, "SHA1", nil)
+        sha256 = EVP_MD_fetch(nil, "SHA256", nil)
+        context = EVP_MD_CTX_new()
+    }
+
+    deinit {
+        EVP_MD_CTX_free(context)
+        EVP_MD_free(sha1)
+        EVP_MD_free(sha256)
+    }
+
+    private func digestFunction(_ algorithm: DigestAlgorithm) -> OpaquePointer? {
+        algorithm == .sha1 ? sha1 : sha256
+    }
+
+    /// The digest of the concatenation of `parts`.
+    public func digest(_ algorithm: DigestAlgorithm, _ parts: [UnsafeRawBufferPointer]) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: algorithm.length)
+        var length: UInt32 = 0
+        EVP_DigestInit_ex2(context, digestFunction(algorithm), nil)
+        for part in parts { EVP_DigestUpdate(context, part.baseAddress, part.count) }
+        EVP_DigestFinal_ex(context, &output, &length)
+        return output
+    }
+
+    /// The digest of `bytes`.
+    public func digest(_ algorithm: DigestAlgorithm, _ bytes: [UInt8]) -> [UInt8] {
+        bytes.withUnsafeBytes { digest(algorithm, [$0]) }
+    }
+
+    /// HMAC (RFC 2104) with a 64-byte block, as both SHA-1 and SHA-256 have.
+    public func hmac(_ algorithm: DigestAlgorithm, key: [UInt8], message: [UInt8]) -> [UInt8] {
+        let blockSize = 64
+        var block = key.count > blockSize ? digest(algorithm, key) : key
+        block += [UInt8](repeating: 0, count: blockSize - block.count)
+        let innerPad = block.map { $0 ^ 0x36 }
+        let outerPad = block.map { $0 ^ 0x5C }
+        let inner = innerPad.withUnsafeBytes { pad in
+            message.withUnsafeBytes { digest(algorithm, [pad, $0]) }
+        }
+        return outerPad.withUnsafeBytes { pad in
+            inner.withUnsafeBytes { digest(algorithm, [pad, $0]) }
+        }
+    }
+
+    /// Standard base64 with padding and no line breaks.
+    public static func base64(_ bytes: [UInt8]) -> String {
+        var output = [UInt8](repeating: 0, count: (bytes.count + 2) / 3 * 4 + 1)
+        let length = EVP_EncodeBlock(&output, bytes, Int32(bytes.count))
+        return String(decoding: output[..<Int(max(length, 0))], as: UTF8.self)
+    }
+
+    /// Lower-case hex.
+    public static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            output.append(digits[Int(byte >> 4)])
+            output.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// `count` bytes from OpenSSL's CSPRNG.
+    public static func randomBytes(_ count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        _ = RAND_bytes(&bytes, Int32(count))
+        return bytes
+    }
+}
+
+/// An RSA private key loaded from a PEM file, for RSA-SHA1 signatures.
+public final class RSAPrivateKey {
+    private let key: OpaquePointer
+
+    /// Why a key file cannot be used.
+    public struct LoadError: Error, Sendable { public let message: String }
+
+    /// Loads an unencrypted PEM private key; encrypted keys are refused
+    /// rather than prompting on the terminal.
+    public init(path: String) throws(LoadError) {
+        guard let file = BIO_new_file(path, "r") else {
+            ERR_clear_error()
+            throw LoadError(message: "cannot read key file \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { BIO_free(file) }
+        let noPassphrase: @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 = { _, _, _, _ in 0 }
+        guard let loaded = PEM_read_bio_PrivateKey(file, nil, noPassphrase, nil) else {
+            ERR_clear_error()
+            throw LoadError(message: "\(path) holds no unencrypted PEM private key")
+        }
+        guard EVP_PKEY_get_base_id(loaded) == EVP_PKEY_RSA else {
+            EVP_PKEY_free(loaded)
+            throw LoadError(message: "\(path) is not an RSA key")
+        }
+        key = loaded
+    }
+
+    deinit { EVP_PKEY_free(key) }
+
+    /// RSASSA-PKCS1-v1_5 over SHA-1 (RFC 5849 §3.4.3).
+    public func signSHA1(_ message: [UInt8]) -> [UInt8]? {
+        guard let context = EVP_MD_CTX_new() else { return nil }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestSignInit(context, nil, EVP_sha1(), nil, key) == 1 else { ERR_clear_error(); return nil }
+        var length = 0
+        guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else { ERR_clear_error(); return nil }
+        var signature = [UInt8](repeating: 0, count: length)
+        guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1 else { ERR_clear_error(); return nil }
+        return Array(signature[..<length])
+    }
+}

@@ -1,0 +1,135 @@
+import Glibc
+
+/// One physical line of input.
+public enum InputLine {
+    /// A non-blank line without its `\n` and one `\r`; the bytes are valid
+    /// until the reader is asked for more.
+    case text(number: Int, bytes: UnsafeBufferPointer<UInt8>)
+    /// A line longer than the limit: its first bytes and its full length.
+    case tooLong(number: Int, prefix: [UInt8], length: Int)
+}
+
+/// Reads fd 0 with read(2) into its own buffer (never through `FILE*`, whose
+/// buffer poll cannot see) and hands out lines, counting every physical
+/// line, blank ones included. Memory stays within the line limit however
+/// long a line is.
+public final class LineReader {
+    private let fd: Int32
+    private let maxLine: Int
+    private var buffer: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private var start = 0
+    private var end = 0
+    private var lineNumber = 0
+    /// Skipping the rest of an over-long line: its prefix and length so far.
+    private var overlong: (prefix: [UInt8], length: Int)?
+
+    /// True once read(2) has reported end of input.
+    public private(set) var reachedEnd = false
+    /// errno of a failed read, or 0.
+    public private(set) var readError: Int32 = 0
+
+    /// Bytes of an over-long line kept for the `raw` field.
+    public static let prefixLength = 256
+
+    /// A reader of `fd` that refuses lines longer than `maxLine` bytes.
+    public init(fd: Int32 = 0, maxLine: Int) {
+        self.fd = fd
+        self.maxLine = maxLine
+        capacity = 64 * 1024
+        buffer = .allocate(capacity: capacity)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Whether a read would return at once (data or end of input).
+    public var hasInputReady: Bool {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) > 0
+    }
+
+    /// Performs one read(2), blocking if nothing is available.
+    public func fill() {
+        guard !reachedEnd else { return }
+        if start > 0 {
+            if end > start { memmove(buffer, buffer + start, end - start) }
+            end -= start
+            start = 0
+        }
+        if end == capacity {
+            // Grow up to the line limit; past it the line is skipped instead.
+            let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2)
+            grown.update(from: buffer, count: end)
+            buffer.deallocate()
+            buffer = grown
+            capacity *= 2
+        }
+        while true {
+            let count = read(fd, buffer + end, capacity - end)
+            if count > 0 { end += count; return }
+            if count == 0 { reachedEnd = true; return }
+            if errno == EINTR { continue }
+            readError = errno
+            reachedEnd = true
+            return
+        }
+    }
+
+    /// The next complete line, or nil when more input is needed. After the
+    /// end of input, a last line without `\n` is returned too.
+    public func nextLine() -> InputLine? {
+        while true {
+            let available = end - start
+            let newline = available > 0 ? memchr(buffer + start, 0x0A, available) : nil
+            if let newline {
+                let lineEnd = UnsafeMutableRawPointer(newline).assumingMemoryBound(to: UInt8.self) - buffer
+                let lineStart = start
+                start = lineEnd + 1
+                if let line = finish(from: lineStart, to: lineEnd) { return line }
+                continue
+            }
+            if var skipping = overlong {
+                skipping.length += available
+                overlong = skipping
+                start = end
+                if reachedEnd { return finish(from: start, to: start) }
+                return nil
+            }
+            if available > maxLine + 1 {
+                // No newline within the limit: remember the prefix, skip the rest.
+                overlong = (Array(UnsafeBufferPointer(start: buffer + start, count: min(available, Self.prefixLength))), available)
+                start = end
+                return nil
+            }
+            if reachedEnd && available > 0 {
+                let lineStart = start
+                start = end
+                return finish(from: lineStart, to: end)
+            }
+            return nil
+        }
+    }
+
+    /// Ends a physical line spanning `from..<to` (without its `\n`).
+    private func finish(from lineStart: Int, to lineEnd: Int) -> InputLine? {
+        lineNumber += 1
+        if let skipped = overlong {
+            overlong = nil
+            return .tooLong(number: lineNumber, prefix: skipped.prefix, length: skipped.length + (lineEnd - lineStart))
+        }
+        var contentEnd = lineEnd
+        if contentEnd > lineStart && buffer[contentEnd - 1] == 0x0D { contentEnd -= 1 }
+        let length = contentEnd - lineStart
+        if length > maxLine {
+            let prefix = Array(UnsafeBufferPointer(start: buffer + lineStart, count: min(length, Self.prefixLength)))
+            return .tooLong(number: lineNumber, prefix: prefix, length: length)
+        }
+        var blank = true
+        for index in lineStart..<contentEnd where buffer[index] != 0x20 && buffer[index] != 0x09 {
+            blank = false
+            break
+        }
+        if blank { return nil }
+        return .text(number: lineNumber, bytes: UnsafeBufferPointer(start: buffer + lineStart, count: length))
+    }
+}

@@ -1,0 +1,104 @@
+/// Puts outcomes on stdout in input order (or as they complete with
+/// `--unordered`): a record's outcomes wait until every earlier record is done.
+final class OutcomeQueue {
+    final class Slot {
+        var outcomes: [Outcome] = []
+        var done = false
+    }
+
+    private let ordered: Bool
+    private let format: OutcomeFormat
+    private let output: OutputWriter
+    private var slots: [Slot] = []
+    private var head = 0
+
+    /// Whether any record failed.
+    private(set) var anyFailed = false
+    /// Records opened and not yet finished.
+    var unfinished: Int { slots.count - head }
+
+    init(ordered: Bool, format: OutcomeFormat, output: OutputWriter) {
+        self.ordered = ordered
+        self.format = format
+        self.output = output
+    }
+
+    func open() -> Slot {
+        let slot = Slot()
+        if ordered { slots.append(slot) }
+        return slot
+    }
+
+    func emit(_ outcome: Outcome, in slot: Slot) {
+        if case .failure = outcome.result { anyFailed = true }
+        if !ordered || (head < slots.count && slots[head] === slot) {
+            format.write(outcome, to: output)
+        } else {
+            slot.outcomes.append(outcome)
+        }
+    }
+
+    func finish(_ slot: Slot) {
+        slot.done = true
+        guard ordered else { return }
+        while head < slots.count && slots[head].done {
+            head += 1
+            if head < slots.count {
+                let next = slots[head]
+                for outcome in next.outcomes { format.write(outcome, to: output) }
+                next.outcomes.removeAll()
+            }
+        }
+        if head > 1024 && head * 2 > slots.count {
+            slots.removeFirst(head)
+            head = 0
+        }
+    }
+}
+
+/// A record's way back to the output: results and errors, then `finish()`.
+public final class Reply {
+    private let queue: OutcomeQueue
+    private let slot: OutcomeQueue.Slot
+    /// The record's line (or argument index).
+    public let line: Int
+    private let input: JSON?
+    private let raw: String?
+    private var finished = false
+
+    init(queue: OutcomeQueue, line: Int, input: JSON?, raw: String?) {
+        self.queue = queue
+        self.slot = queue.open()
+        self.line = line
+        self.input = input.map(Redaction.redacted)
+        self.raw = raw
+    }
+
+    /// Writes one successful outcome.
+    public func succeed(_ result: JSON, attachment: Any? = nil) {
+        guard !finished else { return }
+        queue.emit(Outcome(line: line, input: input, raw: raw, result: .success(result), attachment: attachment), in: slot)
+    }
+
+    /// Writes one failed outcome.
+    public func fail(_ error: RecordError) {
+        guard !finished else { return }
+        queue.emit(Outcome(line: line, input: input, raw: raw, result: .failure(error), attachment: nil), in: slot)
+    }
+
+    /// Marks the record complete; nothing more is written for it.
+    public func finish() {
+        guard !finished else { return }
+        finished = true
+        queue.finish(slot)
+    }
+
+    /// One result, and the record is complete.
+    public func complete(_ result: Result<JSON, RecordError>) {
+        switch result {
+        case .success(let value): succeed(value)
+        case .failure(let error): fail(error)
+        }
+        finish()
+    }
+}

@@ -1,0 +1,101 @@
+import CJansson
+import Glibc
+
+/// The one buffered writer for fd 1. Records are appended whole; the buffer
+/// is written out when it fills, when the process is about to wait, and at
+/// exit. A closed reader (EPIPE) marks it closed: the run then stops quietly.
+public final class OutputWriter {
+    private var buffer: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private var used = 0
+    private let fd: Int32
+    private let flushThreshold = 64 * 1024
+
+    /// Set once the reader of fd 1 has gone away (EPIPE).
+    public private(set) var isClosed = false
+    /// errno of the first write error other than EPIPE, or 0.
+    public private(set) var failure: Int32 = 0
+
+    /// A writer for `fd` (1 for stdout).
+    public init(fd: Int32 = 1) {
+        self.fd = fd
+        capacity = 128 * 1024
+        buffer = .allocate(capacity: capacity)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Whether anything is waiting to be written.
+    public var hasPending: Bool { used > 0 }
+
+    private func reserve(_ extra: Int) {
+        if used + extra <= capacity { return }
+        var newCapacity = capacity * 2
+        while used + extra > newCapacity { newCapacity *= 2 }
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        grown.update(from: buffer, count: used)
+        buffer.deallocate()
+        buffer = grown
+        capacity = newCapacity
+    }
+
+    private func flushIfFull() {
+        if used >= flushThreshold { flush() }
+    }
+
+    /// Appends raw bytes.
+    public func write(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard !isClosed, let base = bytes.baseAddress else { return }
+        reserve(bytes.count)
+        (buffer + used).update(from: base, count: bytes.count)
+        used += bytes.count
+        flushIfFull()
+    }
+
+    /// Appends the UTF-8 of a string.
+    public func write(_ text: String) {
+        var text = text
+        text.withUTF8 { write($0) }
+    }
+
+    /// Appends bytes.
+    public func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { write($0) }
+    }
+
+    /// Appends a JSON value as one compact line.
+    public func writeLine(_ value: JSON) {
+        guard !isClosed else { return }
+        let flags = Int(JSON_COMPACT | JSON_ENCODE_ANY)
+        while true {
+            let free = capacity - used
+            let needed = (buffer + used).withMemoryRebound(to: CChar.self, capacity: free) {
+                json_dumpb(value.raw, $0, free, flags)
+            }
+            if needed == 0 { return }
+            if needed < free {
+                used += needed
+                buffer[used] = UInt8(ascii: "\n")
+                used += 1
+                flushIfFull()
+                return
+            }
+            reserve(needed + 1)
+        }
+    }
+
+    /// Writes out everything buffered. Returns false once the output is closed or failed.
+    @discardableResult
+    public func flush() -> Bool {
+        guard !isClosed else { return false }
+        guard used > 0 else { return true }
+        let result = writeAll(fd: fd, UnsafeBufferPointer(start: buffer, count: used))
+        used = 0
+        if result != 0 {
+            isClosed = true
+            if result != EPIPE { failure = result }
+            return false
+        }
+        return true
+    }
+}

@@ -1,0 +1,113 @@
+/// RFC 3986 percent-encoding as OAuth 1.0a uses it (RFC 5849 §3.6), and the
+/// `application/x-www-form-urlencoded` decoding of queries and form bodies.
+public enum PercentEncoding {
+    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+
+    /// RFC 3986 unreserved: ALPHA / DIGIT / "-" / "." / "_" / "~".
+    @inline(__always)
+    static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F, 0x7E: return true
+        default: return false
+        }
+    }
+
+    /// Appends `bytes` to `output`, every byte but the unreserved ones as `%XX` (upper-case hex).
+    @inline(__always)
+    public static func encode<Bytes: Sequence>(_ bytes: Bytes, into output: inout [UInt8]) where Bytes.Element == UInt8 {
+        for byte in bytes {
+            if isUnreserved(byte) {
+                output.append(byte)
+            } else {
+                output.append(0x25)
+                output.append(hexDigits[Int(byte >> 4)])
+                output.append(hexDigits[Int(byte & 0x0F)])
+            }
+        }
+    }
+
+    /// The encoded form of `bytes`.
+    public static func encoded<Bytes: Sequence>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.underestimatedCount * 3 / 2 + 8)
+        encode(bytes, into: &output)
+        return output
+    }
+
+    /// The encoded form of a string's UTF-8.
+    public static func encoded(_ text: String) -> String {
+        String(decoding: encoded(Array(text.utf8)), as: UTF8.self)
+    }
+
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: return byte - 0x30
+        case 0x41...0x46: return byte - 0x41 + 10
+        case 0x61...0x66: return byte - 0x61 + 10
+        default: return nil
+        }
+    }
+
+    /// Decodes one form component: `+` is a space, `%XX` a byte; a `%` not
+    /// followed by two hex digits stays as it is.
+    public static func formDecoded(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == 0x2B {
+                output.append(0x20)
+            } else if byte == 0x25, index + 2 < bytes.endIndex,
+                      let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
+                output.append(high << 4 | low)
+                index += 2
+            } else {
+                output.append(byte)
+            }
+            index += 1
+        }
+        return output
+    }
+
+    /// Splits a query or form body into decoded name/value pairs (RFC 5849
+    /// §3.4.1.3.1); a name without `=` has an empty value, empty pieces are skipped.
+    public static func formPairs(_ bytes: [UInt8]) -> [Parameter] {
+        var pairs: [Parameter] = []
+        for piece in bytes.split(separator: 0x26, omittingEmptySubsequences: true) {
+            if let equals = piece.firstIndex(of: 0x3D) {
+                pairs.append(Parameter(name: formDecoded(piece[..<equals]),
+                                       value: formDecoded(piece[(equals + 1)...])))
+            } else {
+                pairs.append(Parameter(name: formDecoded(piece), value: []))
+            }
+        }
+        return pairs
+    }
+
+    /// `name=value&…` with both sides percent-encoded, in the given order.
+    public static func formEncoded(_ pairs: [Parameter]) -> [UInt8] {
+        var output: [UInt8] = []
+        for (index, pair) in pairs.enumerated() {
+            if index > 0 { output.append(0x26) }
+            encode(pair.name, into: &output)
+            output.append(0x3D)
+            encode(pair.value, into: &output)
+        }
+        return output
+    }
+}
+
+/// One request parameter as raw (decoded) bytes.
+public struct Parameter: Sendable, Equatable {
+    public var name: [UInt8]
+    public var value: [UInt8]
+    public init(name: [UInt8], value: [UInt8]) {
+        self.name = name
+        self.value = value
+    }
+    public init(_ name: String, _ value: String) {
+        self.name = Array(name.utf8)
+        self.value = Array(value.utf8)
+    }
+}

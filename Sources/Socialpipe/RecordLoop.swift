@@ -1,0 +1,171 @@
+import CJansson
+import Glibc
+
+/// What a tool supplies to the loop: how one record becomes its outcome(s).
+public protocol RecordHandler: AnyObject {
+    /// Called once per record in input order. Answer through `reply` now or
+    /// later, and call `finish()` (or `complete(_:)`) exactly once.
+    func handle(_ record: Record, reply: Reply)
+}
+
+/// Makes sure fds 0–2 are open (a closed one would be taken by the next
+/// open(2)), and ignores SIGPIPE so a closed stdout is an EPIPE to handle.
+public enum StandardStreams {
+    public static func prepare() {
+        for descriptor in Int32(0)...2 where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
+            let opened = open("/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY)
+            if opened >= 0 && opened != descriptor {
+                dup2(opened, descriptor)
+                close(opened)
+            }
+        }
+        signal(SIGPIPE, SIG_IGN)
+    }
+}
+
+/// The record loop every tool runs: records from stdin (or the positional
+/// arguments), each parsed and handed to the tool, outcomes written in
+/// order, stdout flushed before every wait, and the exit status of contract §3.
+public final class RecordLoop {
+    private let tool: ToolDescription
+    private let handler: RecordHandler
+    private let output: OutputWriter
+    private let queue: OutcomeQueue
+    private let maxLine: Int
+    private let rawInput: Bool
+    private let positional: [String]
+
+    /// Reads `--max-line`, `-R`, `--unordered` and the positional arguments from `arguments`.
+    public init(tool: ToolDescription, arguments: ParsedArguments, handler: RecordHandler,
+                format: OutcomeFormat = EnvelopeFormat()) {
+        self.tool = tool
+        self.handler = handler
+        output = OutputWriter()
+        maxLine = arguments.integer("max-line", default: 1_048_576, range: 1...(1 << 30))
+        rawInput = arguments.flag("raw-input")
+        positional = arguments.positional
+        queue = OutcomeQueue(ordered: !arguments.flag("unordered"), format: format, output: output)
+        if tool.primaryField == nil {
+            if rawInput { Diagnostics.usageError("-R: \(tool.name) has no primary field; give JSON objects") }
+            if let first = positional.first {
+                Diagnostics.usageError("unexpected argument '\(first)': \(tool.name) reads JSON records on stdin")
+            }
+        }
+    }
+
+    /// Runs to the end of input and exits with the contract's status.
+    public func run() -> Never {
+        if positional.isEmpty {
+            readStandardInput()
+        } else {
+            for (index, argument) in positional.enumerated() {
+                guard !output.isClosed else { break }
+                handleArgument(argument, number: index + 1)
+            }
+        }
+        finishRun()
+    }
+
+    private func readStandardInput() {
+        let reader = LineReader(fd: 0, maxLine: maxLine)
+        while !output.isClosed {
+            while let line = reader.nextLine() {
+                handleLine(line)
+                if output.isClosed { return }
+            }
+            if reader.reachedEnd { break }
+            if !reader.hasInputReady { output.flush() }
+            reader.fill()
+        }
+        if reader.readError != 0 && !output.isClosed {
+            output.flush()
+            Diagnostics.say("error reading standard input: \(String(cString: strerror(reader.readError)))")
+        }
+    }
+
+    private func finishRun() -> Never {
+        output.flush()
+        if output.isClosed {
+            if output.failure != 0 {
+                Diagnostics.say("error writing output: \(String(cString: strerror(output.failure)))")
+                exit(ExitStatus.recordFailed.rawValue)
+            }
+            exit(ExitStatus.brokenPipe.rawValue)
+        }
+        exit(queue.anyFailed ? ExitStatus.recordFailed.rawValue : ExitStatus.success.rawValue)
+    }
+
+    private func reject(number: Int, raw: [UInt8], _ message: String) {
+        let reply = Reply(queue: queue, line: number, input: nil, raw: UTF8Validation.repaired(raw.prefix(LineReader.prefixLength)))
+        reply.complete(.failure(.input(message)))
+    }
+
+    private func handleLine(_ line: InputLine) {
+        switch line {
+        case .tooLong(let number, let prefix, let length):
+            reject(number: number, raw: prefix, "line is \(length) bytes, longer than --max-line \(maxLine)")
+        case .text(let number, let bytes):
+            if let offset = UTF8Validation.firstInvalidOffset(bytes) {
+                reject(number: number, raw: Array(bytes.prefix(LineReader.prefixLength)),
+                       "invalid UTF-8 at byte \(offset + 1)")
+                return
+            }
+            if rawInput {
+                guard let field = tool.primaryField else { return }
+                let fields = JSON.object()
+                fields.set(field, .string(bytes: bytes))
+                dispatch(Record(line: number, fields: fields))
+                return
+            }
+            switch JSON.parse(bytes) {
+            case .failure(let error):
+                reject(number: number, raw: Array(bytes.prefix(LineReader.prefixLength)),
+                       "invalid JSON at column \(error.column): \(error.message)")
+            case .success(let value):
+                accept(value, number: number, raw: bytes)
+            }
+        }
+    }
+
+    private func accept(_ value: JSON, number: Int, raw: UnsafeBufferPointer<UInt8>) {
+        switch value.kind {
+        case .object:
+            dispatch(Record(line: number, fields: value))
+        case .string:
+            guard let field = tool.primaryField else {
+                reject(number: number, raw: Array(raw.prefix(LineReader.prefixLength)),
+                       "a string line stands for a primary field, and \(tool.name) has none: give a JSON object")
+                return
+            }
+            let fields = JSON.object()
+            fields.set(field, value)
+            dispatch(Record(line: number, fields: fields))
+        default:
+            reject(number: number, raw: Array(raw.prefix(LineReader.prefixLength)),
+                   "expected a JSON object\(tool.primaryField.map { " or a string (\($0))" } ?? ""), got \(Self.describe(value.kind))")
+        }
+    }
+
+    private func handleArgument(_ argument: String, number: Int) {
+        guard let field = tool.primaryField else { return }
+        let fields = JSON.object()
+        fields.set(field, .string(argument))
+        dispatch(Record(line: number, fields: fields))
+    }
+
+    private func dispatch(_ record: Record) {
+        let reply = Reply(queue: queue, line: record.line, input: record.fields, raw: nil)
+        handler.handle(record, reply: reply)
+    }
+
+    private static func describe(_ kind: JSON.Kind) -> String {
+        switch kind {
+        case .object: return "an object"
+        case .array: return "an array"
+        case .string: return "a string"
+        case .integer, .real: return "a number"
+        case .bool: return "a boolean"
+        case .null: return "null"
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import CJansson
+import Glibc
+
+/// Secret values in echoed input are replaced (contract §2).
+public enum Redaction {
+    /// The replacement text.
+    public static let placeholder = "[redacted]"
+
+    /// Keys ending in `_token` that name a position, not a credential.
+    static let notCredentials: Set<String> = ["pagination_token", "next_token", "previous_token"]
+
+    /// Whether a member named `key` holds a secret.
+    public static func isSecret(_ key: String) -> Bool {
+        if key.hasSuffix("_secret") || key == "password" || key == "bearer_token" { return true }
+        if key.hasSuffix("_token") { return !notCredentials.contains(key) }
+        return false
+    }
+
+    /// Walks jansson's structures directly: this runs for every record.
+    private static func containsSecret(_ raw: UnsafeMutablePointer<json_t>) -> Bool {
+        switch raw.pointee.type {
+        case JSON_OBJECT:
+            var iterator = json_object_iter(raw)
+            while let current = iterator {
+                if let key = json_object_iter_key(current), isSecret(cKey: key) { return true }
+                if let member = json_object_iter_value(current), containsSecret(member) { return true }
+                iterator = json_object_iter_next(raw, current)
+            }
+            return false
+        case JSON_ARRAY:
+            for index in 0..<json_array_size(raw) {
+                if let element = json_array_get(raw, index), containsSecret(element) { return true }
+            }
+            return false
+        default:
+            return false
+        }
+    }
+
+    private static func isSecret(cKey key: UnsafePointer<CChar>) -> Bool {
+        let length = strlen(key)
+        let bytes = UnsafeRawPointer(key).assumingMemoryBound(to: UInt8.self)
+        func endsWith(_ suffix: StaticString) -> Bool {
+            let count = suffix.utf8CodeUnitCount
+            return length >= count && memcmp(bytes + (length - count), suffix.utf8Start, count) == 0
+        }
+        guard endsWith("_secret") || endsWith("_token") || endsWith("password") else { return false }
+        return isSecret(String(cString: key))
+    }
+
+    private static func redactInPlace(_ value: JSON) {
+        switch value.kind {
+        case .object:
+            for (key, member) in value.members {
+                if isSecret(key) {
+                    value.set(key, .string(placeholder))
+                } else {
+                    redactInPlace(member)
+                }
+            }
+        case .array:
+            for element in value.elements { redactInPlace(element) }
+        default:
+            break
+        }
+    }
+
+    /// `record` itself when it holds no secret, else a copy with every secret value replaced.
+    public static func redacted(_ record: JSON) -> JSON {
+        guard containsSecret(record.raw) else { return record }
+        let copy = record.deepCopy()
+        redactInPlace(copy)
+        return copy
+    }
+}

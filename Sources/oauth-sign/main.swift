@@ -1,0 +1,56 @@
+// oauth-sign: signs HTTP requests with OAuth 1.0a (RFC 5849), offline.
+import Glibc
+import Socialpipe
+
+let tool = ToolDescription(
+    name: "oauth-sign",
+    usage: "[OPTION]... < RECORDS",
+    summary: """
+    Sign HTTP requests with OAuth 1.0a (RFC 5849), offline. Each input line is a JSON
+    record {method, url, params?, body?, content_type?, signature_method?, nonce?,
+    timestamp?, callback?, verifier?, realm?, version?, body_hash?, consumer_key?,
+    consumer_secret?, token?, token_secret?, private_key_file?, profile?}; each output
+    line is its signed request.
+    """,
+    epilogue: """
+    Formats: json writes {"ok","line","input","result":{method, url, base_string,
+    signature, authorization, oauth}}; header writes one "Authorization: OAuth ..." line
+    per record; curl writes a curl config block per record, so that
+    `oauth-sign --format curl < requests | curl -K -` performs every request.
+    Credentials not in the record come from TW_CONSUMER_KEY, TW_CONSUMER_SECRET,
+    TW_ACCESS_TOKEN, TW_ACCESS_TOKEN_SECRET or the credentials file.
+    Exit status: 0 every record signed, 1 some record failed, 2 usage error,
+    3 configuration error, 141 output closed. See oauth-sign(1).
+    """,
+    primaryField: nil)
+
+let formatOption = OptionSpec("format", value: "FORMAT", choices: ["json", "header", "curl"],
+                              help: "json (the envelope, default), header or curl")
+let rsaKeyOption = OptionSpec("rsa-key", value: "FILE", help: "PEM private key for RSA-SHA1 records")
+let parser = ArgumentParser(tool: tool, options: [
+    formatOption, rsaKeyOption,
+    CommonOptions.credentials, CommonOptions.profile, CommonOptions.maxLine,
+    CommonOptions.help, CommonOptions.version,
+])
+
+StandardStreams.prepare()
+let arguments = parser.parse(Array(CommandLine.arguments.dropFirst()))
+let credentials = CredentialStore.load(arguments)
+var defaultKey: RSAPrivateKey?
+if let path = arguments.value("rsa-key") {
+    do {
+        defaultKey = try RSAPrivateKey(path: path)
+    } catch {
+        Diagnostics.configurationError("--rsa-key: \(error.message)")
+    }
+}
+
+let format: OutcomeFormat
+switch arguments.value("format") ?? "json" {
+case "header": format = HeaderFormat()
+case "curl": format = CurlConfigFormat()
+default: format = EnvelopeFormat()
+}
+
+let signer = RequestSigner(credentials: credentials, defaultKey: defaultKey)
+RecordLoop(tool: tool, arguments: arguments, handler: signer, format: format).run()

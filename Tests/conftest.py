@@ -1,0 +1,20 @@
+"""Shared fixtures: where the built tools are, and the sandbox package on sys.path."""
+import os
+import pathlib
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "sandbox"))
+
+
+def tool_path(name):
+    """Absolute path of a built command (SOCIALPIPE_BIN, else .build/release)."""
+    base = os.environ.get("SOCIALPIPE_BIN") or str(ROOT / ".build" / "release")
+    return os.path.join(base, name)
+
+
+@pytest.fixture
+def tool():
+    return tool_path
