@@ -38,6 +38,9 @@ public struct CredentialStore {
     private let profiles: [String: JSON]
     private let selectedProfile: String?
     private let environment: [String: String]
+    /// X credentials from the environment and from the selected profile, settled once.
+    private var environmentTwitter: TwitterCredentials?
+    private var selectedTwitter: TwitterCredentials?
 
     /// Reads the environment and the credentials file named by
     /// `--credentials`, `$SOCIALPIPE_CREDENTIALS` or the XDG default, and
@@ -86,7 +89,30 @@ public struct CredentialStore {
             let source = usedPath.map { "in \($0)" } ?? "(no credentials file)"
             Diagnostics.configurationError("no profile \"\(selected)\" \(source)")
         }
-        return CredentialStore(filePath: usedPath, profiles: profiles, selectedProfile: selected, environment: environment)
+        var store = CredentialStore(filePath: usedPath, profiles: profiles, selectedProfile: selected, environment: environment)
+        let fromEnvironment = TwitterCredentials(
+            consumerKey: environment["TW_CONSUMER_KEY"], consumerSecret: environment["TW_CONSUMER_SECRET"],
+            accessToken: environment["TW_ACCESS_TOKEN"], accessTokenSecret: environment["TW_ACCESS_TOKEN_SECRET"],
+            bearerToken: environment["TW_BEARER_TOKEN"])
+        store.environmentTwitter = fromEnvironment.isPresent ? fromEnvironment : nil
+        store.selectedTwitter = selected.flatMap { store.twitterProfile($0) }
+        return store
+    }
+
+    private init(filePath: String?, profiles: [String: JSON], selectedProfile: String?, environment: [String: String]) {
+        self.filePath = filePath
+        self.profiles = profiles
+        self.selectedProfile = selectedProfile
+        self.environment = environment
+    }
+
+    private func twitterProfile(_ name: String) -> TwitterCredentials? {
+        guard let profile = profiles[name], let section = section(profile, "twitter") else { return nil }
+        let found = TwitterCredentials(
+            consumerKey: section["consumer_key"]?.string, consumerSecret: section["consumer_secret"]?.string,
+            accessToken: section["access_token"]?.string, accessTokenSecret: section["access_token_secret"]?.string,
+            bearerToken: section["bearer_token"]?.string)
+        return found.isPresent ? found : nil
     }
 
     private static func readEnvironment() -> [String: String] {
@@ -136,7 +162,7 @@ public struct CredentialStore {
     }
 
     private func section(_ profile: JSON, _ service: String) -> JSON? {
-        guard let section = profile[service], section.kind == .object else { return nil }
+        guard let section = profile.member(service), section.kind == .object else { return nil }
         return section
     }
 
@@ -144,27 +170,14 @@ public struct CredentialStore {
     /// (nil when it has none). An unknown profile, or one without X
     /// credentials, is an `auth` error; no credentials anywhere is nil.
     public func twitter(recordProfile: String?) throws(RecordError) -> TwitterCredentials? {
-        func fromProfile(_ name: String) -> TwitterCredentials? {
-            guard let profile = profiles[name], let section = section(profile, "twitter") else { return nil }
-            let found = TwitterCredentials(
-                consumerKey: section["consumer_key"]?.string, consumerSecret: section["consumer_secret"]?.string,
-                accessToken: section["access_token"]?.string, accessTokenSecret: section["access_token_secret"]?.string,
-                bearerToken: section["bearer_token"]?.string)
-            return found.isPresent ? found : nil
-        }
         if let recordProfile {
             guard profiles[recordProfile] != nil else { throw RecordError(.auth, "no profile \"\(recordProfile)\" in the credentials file") }
-            guard let found = fromProfile(recordProfile) else {
+            guard let found = twitterProfile(recordProfile) else {
                 throw RecordError(.auth, "profile \"\(recordProfile)\" has no twitter credentials")
             }
             return found
         }
-        let fromEnvironment = TwitterCredentials(
-            consumerKey: environment["TW_CONSUMER_KEY"], consumerSecret: environment["TW_CONSUMER_SECRET"],
-            accessToken: environment["TW_ACCESS_TOKEN"], accessTokenSecret: environment["TW_ACCESS_TOKEN_SECRET"],
-            bearerToken: environment["TW_BEARER_TOKEN"])
-        if fromEnvironment.isPresent { return fromEnvironment }
-        return selectedProfile.flatMap(fromProfile)
+        return environmentTwitter ?? selectedTwitter
     }
 
     /// Facebook credentials, looked up like `twitter(recordProfile:)`.

@@ -25,6 +25,10 @@ public final class Crypto {
     }
 
     deinit {
+        if let cachedKey {
+            EVP_MD_CTX_free(cachedKey.inner)
+            EVP_MD_CTX_free(cachedKey.outer)
+        }
         EVP_MD_CTX_free(context)
         EVP_MD_free(sha1)
         EVP_MD_free(sha256)
@@ -49,18 +53,83 @@ public final class Crypto {
         bytes.withUnsafeBytes { digest(algorithm, [$0]) }
     }
 
+    /// The digest of `first` followed by `second`.
+    private func digest(_ algorithm: DigestAlgorithm, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
+                        into output: UnsafeMutablePointer<UInt8>) {
+        var length: UInt32 = 0
+        EVP_DigestInit_ex2(context, digestFunction(algorithm), nil)
+        EVP_DigestUpdate(context, first.baseAddress, first.count)
+        EVP_DigestUpdate(context, second.baseAddress, second.count)
+        EVP_DigestFinal_ex(context, output, &length)
+    }
+
     /// HMAC (RFC 2104) with a 64-byte block, as both SHA-1 and SHA-256 have.
     public func hmac(_ algorithm: DigestAlgorithm, key: [UInt8], message: [UInt8]) -> [UInt8] {
-        let blockSize = 64
-        var block = key.count > blockSize ? digest(algorithm, key) : key
-        block += [UInt8](repeating: 0, count: blockSize - block.count)
-        let innerPad = block.map { $0 ^ 0x36 }
-        let outerPad = block.map { $0 ^ 0x5C }
-        let inner = innerPad.withUnsafeBytes { pad in
-            message.withUnsafeBytes { digest(algorithm, [pad, $0]) }
+        if let keyed = keyedContexts(algorithm, key: key) {
+            // The padded key blocks were hashed once for this key; continue from there.
+            var inner = [UInt8](repeating: 0, count: algorithm.length)
+            var output = [UInt8](repeating: 0, count: algorithm.length)
+            var length: UInt32 = 0
+            EVP_MD_CTX_copy_ex(context, keyed.inner)
+            message.withUnsafeBytes { _ = EVP_DigestUpdate(context, $0.baseAddress, $0.count) }
+            EVP_DigestFinal_ex(context, &inner, &length)
+            EVP_MD_CTX_copy_ex(context, keyed.outer)
+            EVP_DigestUpdate(context, inner, inner.count)
+            EVP_DigestFinal_ex(context, &output, &length)
+            return output
         }
-        return outerPad.withUnsafeBytes { pad in
-            inner.withUnsafeBytes { digest(algorithm, [pad, $0]) }
+        return hmacFromScratch(algorithm, key: key, message: message)
+    }
+
+    private var cachedKey: (algorithm: DigestAlgorithm, key: [UInt8], inner: OpaquePointer, outer: OpaquePointer)?
+
+    /// Digest contexts that have absorbed the inner and outer padded key,
+    /// kept for the last key used (a run usually signs with one key).
+    private func keyedContexts(_ algorithm: DigestAlgorithm, key: [UInt8]) -> (inner: OpaquePointer, outer: OpaquePointer)? {
+        if let cached = cachedKey, cached.algorithm == algorithm, cached.key == key {
+            return (cached.inner, cached.outer)
+        }
+        let inner = cachedKey?.inner ?? EVP_MD_CTX_new()
+        let outer = cachedKey?.outer ?? EVP_MD_CTX_new()
+        guard let inner, let outer else { return nil }
+        let blockSize = 64
+        let shortKey = key.count > blockSize ? digest(algorithm, key) : key
+        var innerPad = [UInt8](repeating: 0x36, count: blockSize)
+        var outerPad = [UInt8](repeating: 0x5C, count: blockSize)
+        for index in 0..<shortKey.count {
+            innerPad[index] ^= shortKey[index]
+            outerPad[index] ^= shortKey[index]
+        }
+        EVP_DigestInit_ex2(inner, digestFunction(algorithm), nil)
+        EVP_DigestUpdate(inner, innerPad, blockSize)
+        EVP_DigestInit_ex2(outer, digestFunction(algorithm), nil)
+        EVP_DigestUpdate(outer, outerPad, blockSize)
+        cachedKey = (algorithm, key, inner, outer)
+        return (inner, outer)
+    }
+
+    /// HMAC computed directly, for when no digest context can be kept.
+    private func hmacFromScratch(_ algorithm: DigestAlgorithm, key: [UInt8], message: [UInt8]) -> [UInt8] {
+        let blockSize = 64
+        let shortKey = key.count > blockSize ? digest(algorithm, key) : key
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: blockSize * 2 + 64) { scratch in
+            let innerPad = scratch.baseAddress!
+            let outerPad = innerPad + blockSize
+            let inner = outerPad + blockSize
+            for index in 0..<blockSize {
+                let byte = index < shortKey.count ? shortKey[index] : 0
+                innerPad[index] = byte ^ 0x36
+                outerPad[index] = byte ^ 0x5C
+            }
+            message.withUnsafeBytes {
+                digest(algorithm, UnsafeRawBufferPointer(start: innerPad, count: blockSize), $0, into: inner)
+            }
+            var output = [UInt8](repeating: 0, count: algorithm.length)
+            output.withUnsafeMutableBufferPointer { result in
+                digest(algorithm, UnsafeRawBufferPointer(start: outerPad, count: blockSize),
+                       UnsafeRawBufferPointer(start: inner, count: algorithm.length), into: result.baseAddress!)
+            }
+            return output
         }
     }
 
@@ -71,8 +140,22 @@ public final class Crypto {
         return String(decoding: output[..<Int(max(length, 0))], as: UTF8.self)
     }
 
+    /// Lower-case hex of exactly 16 bytes, the nonce's length, without intermediate arrays.
+    static func hex16(_ bytes: ArraySlice<UInt8>) -> String {
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { output in
+            var written = 0
+            for byte in bytes {
+                output[written] = digits.utf8Start[Int(byte >> 4)]
+                output[written + 1] = digits.utf8Start[Int(byte & 0x0F)]
+                written += 2
+            }
+            return written
+        }
+    }
+
     /// Lower-case hex.
-    public static func hex(_ bytes: [UInt8]) -> String {
+    public static func hex<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         let digits = Array("0123456789abcdef".utf8)
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count * 2)
@@ -88,6 +171,21 @@ public final class Crypto {
         var bytes = [UInt8](repeating: 0, count: count)
         _ = RAND_bytes(&bytes, Int32(count))
         return bytes
+    }
+
+    private var randomPool: [UInt8] = []
+    private var randomUsed = 0
+
+    /// `count` (at most 4096) bytes from the CSPRNG, drawn from a pool
+    /// refilled 4 KiB at a time: one RAND_bytes call per nonce costs more
+    /// than signing.
+    public func pooledRandomBytes(_ count: Int) -> ArraySlice<UInt8> {
+        if randomUsed + count > randomPool.count {
+            randomPool = Crypto.randomBytes(max(4096, count))
+            randomUsed = 0
+        }
+        defer { randomUsed += count }
+        return randomPool[randomUsed..<(randomUsed + count)]
     }
 }
 

@@ -39,9 +39,11 @@ public struct JSON {
 
     /// Parses exactly one JSON value (any kind) from UTF-8 bytes; duplicate
     /// object keys are refused because which one wins would be a guess.
+    /// `\u0000` is valid JSON and accepted: string lengths are always taken
+    /// from jansson, never from a terminating NUL.
     public static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<JSON, ParseError> {
         var error = json_error_t()
-        let flags = Int(JSON_DECODE_ANY | JSON_REJECT_DUPLICATES)
+        let flags = Int(JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL)
         let loaded = bytes.withMemoryRebound(to: CChar.self) {
             json_loadb($0.baseAddress, $0.count, flags, &error)
         }
@@ -77,9 +79,9 @@ public struct JSON {
         }
     }
 
-    /// The member `key` of an object, or nil (also when this is not an object).
-    public subscript(key: String) -> JSON? {
-        guard raw.pointee.type == JSON_OBJECT, let member = json_object_get(raw, key) else { return nil }
+    /// The member named `name` (a key not known at compile time), or nil.
+    public func member(_ name: String) -> JSON? {
+        guard raw.pointee.type == JSON_OBJECT, let member = json_object_get(raw, name) else { return nil }
         return JSON(borrowing: member)
     }
 
@@ -185,8 +187,85 @@ public struct JSON {
         bytes.withUnsafeBufferPointer { string(bytes: $0) }
     }
 
+    /// Calls `body` with `key` as a C string. Literal keys need no copy: a
+    /// small Swift String would otherwise be copied to the heap for each call.
+    @inline(__always)
+    static func withKey<Result>(_ key: StaticString, _ body: (UnsafePointer<CChar>) -> Result) -> Result {
+        if key.hasPointerRepresentation {
+            return body(UnsafeRawPointer(key.utf8Start).assumingMemoryBound(to: CChar.self))
+        }
+        return key.description.withCString(body)
+    }
+
+    /// The member `key` of an object, or nil.
+    public subscript(key: StaticString) -> JSON? {
+        guard raw.pointee.type == JSON_OBJECT, let member = JSON.withKey(key, { json_object_get(raw, $0) }) else { return nil }
+        return JSON(borrowing: member)
+    }
+
+    /// Sets an object member to a string without an intermediate value.
+    public func set(_ key: StaticString, string value: String) {
+        var value = value
+        value.withUTF8 { bytes in JSON.withKey(key) { setString($0, bytes) } }
+    }
+
+    /// Sets an object member to a string made of bytes the caller knows to be valid UTF-8.
+    public func set(_ key: StaticString, stringBytes value: [UInt8]) {
+        value.withUnsafeBufferPointer { bytes in JSON.withKey(key) { setString($0, bytes) } }
+    }
+
+    /// Sets an object member to an integer.
+    public func set(_ key: StaticString, integer value: Int64) {
+        JSON.withKey(key) { _ = json_object_set_new_nocheck(raw, $0, json_integer(json_int_t(value))) }
+    }
+
+    /// Sets an object member to `true` or `false`.
+    public func set(_ key: StaticString, bool value: Bool) {
+        JSON.withKey(key) { _ = json_object_set_new_nocheck(raw, $0, value ? json_true() : json_false()) }
+    }
+
     /// Sets an object member (appended last, or replaced in place).
-    public func set(_ key: String, _ value: JSON) {
+    public func set(_ key: StaticString, _ value: JSON) {
+        JSON.withKey(key) { _ = json_object_set(raw, $0, value.raw) }
+    }
+
+    private func setString(_ key: UnsafePointer<CChar>, _ value: UnsafeBufferPointer<UInt8>) {
+        let created: UnsafeMutablePointer<json_t>?
+        if let base = value.baseAddress, value.count > 0 {
+            created = base.withMemoryRebound(to: CChar.self, capacity: value.count) { json_stringn_nocheck($0, value.count) }
+        } else {
+            created = json_string("")
+        }
+        if let created { json_object_set_new_nocheck(raw, key, created) }
+    }
+
+    /// Sets the member named `key` (not known at compile time) to a string.
+    public func set(member key: String, string value: String) {
+        var value = value
+        value.withUTF8 { set(member: key, stringBytes: $0) }
+    }
+
+    /// Sets the member named `key` to bytes the caller knows to be valid UTF-8.
+    public func set(member key: String, stringBytes value: UnsafeBufferPointer<UInt8>) {
+        key.withCString { setString($0, value) }
+    }
+
+    /// Calls `body` with the bytes of the string member `key`, without copying;
+    /// `.absent` when there is no such member or it is null, `.notString` for another kind.
+    public func withStringMember<Result>(_ key: StaticString, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> MemberLookup<Result> {
+        guard raw.pointee.type == JSON_OBJECT, let member = JSON.withKey(key, { json_object_get(raw, $0) }),
+              member.pointee.type != JSON_NULL else {
+            return .absent
+        }
+        guard member.pointee.type == JSON_STRING, let chars = json_string_value(member) else { return .notString }
+        let length = json_string_length(member)
+        return chars.withMemoryRebound(to: UInt8.self, capacity: length) {
+            .found(body(UnsafeBufferPointer(start: $0, count: length)))
+        }
+    }
+
+    /// Sets the member named `key` (not known at compile time).
+    public func set(member key: String, _ value: JSON) {
         json_object_set(raw, key, value.raw)
     }
 
@@ -208,6 +287,13 @@ public struct JSON {
         defer { free(text) }
         return String(cString: text)
     }
+}
+
+/// The outcome of looking up a string member.
+public enum MemberLookup<Value> {
+    case found(Value)
+    case absent
+    case notString
 }
 
 // jansson 2.14 counts references atomically, and the tools hand values

@@ -1,3 +1,5 @@
+import Glibc
+
 /// OAuth 1.0a request signing (RFC 5849 §3).
 
 /// The four signature methods RFC 5849 and its extensions define.
@@ -63,28 +65,37 @@ public struct OAuth1Signature: Sendable {
     public let realm: String?
 
     /// The `Authorization` header value: `OAuth realm="…", oauth_…="…", …` (RFC 5849 §3.5.1).
-    public var authorization: String {
-        var parts: [String] = []
+    public var authorization: String { String(decoding: authorizationBytes, as: UTF8.self) }
+
+    /// The `Authorization` header value as bytes.
+    public var authorizationBytes: [UInt8] {
+        var header: [UInt8] = []
+        header.reserveCapacity(400)
+        header += "OAuth ".utf8
         if let realm {
-            var quoted = ""
-            for character in realm.unicodeScalars {
-                if character == "\"" || character == "\\" { quoted.unicodeScalars.append("\\") }
-                quoted.unicodeScalars.append(character)
+            header += "realm=\"".utf8
+            for byte in realm.utf8 {
+                if byte == 0x22 || byte == 0x5C { header.append(0x5C) }
+                header.append(byte)
             }
-            parts.append("realm=\"\(quoted)\"")
+            header += "\", ".utf8
         }
-        for (name, value) in protocolParameters {
-            parts.append(name + "=\"" + PercentEncoding.encoded(value) + "\"")
+        for (index, parameter) in protocolParameters.enumerated() {
+            if index > 0 { header += ", ".utf8 }
+            header += parameter.name.utf8
+            header += "=\"".utf8
+            PercentEncoding.encode(parameter.value, into: &header)
+            header.append(0x22)
         }
-        return "OAuth " + parts.joined(separator: ", ")
+        return header
     }
 }
 
 /// Signs requests.
 public enum OAuth1 {
     /// A fresh nonce: 32 hex characters from the CSPRNG (X requires ASCII).
-    public static func makeNonce() -> String {
-        Crypto.hex(Crypto.randomBytes(16))
+    public static func makeNonce(_ crypto: Crypto) -> String {
+        Crypto.hex16(crypto.pooledRandomBytes(16))
     }
 
     /// Signs `request`. `rsaKey` is needed for RSA-SHA1 only; nil comes back
@@ -124,38 +135,79 @@ public enum OAuth1 {
         return OAuth1Signature(baseString: base, signature: signature, protocolParameters: oauth, realm: request.realm)
     }
 
+    /// Where one encoded name and value sit in a shared byte store.
+    private struct EncodedPair {
+        var nameStart: Int
+        var nameEnd: Int
+        var valueEnd: Int
+    }
+
     /// The signature base string (RFC 5849 §3.4.1): method, base string URI
     /// and normalised parameters, each encoded, joined by `&`.
     public static func baseString(_ request: OAuth1Request, protocolParameters: [(name: String, value: String)]) -> [UInt8] {
-        var encodedPairs: [(name: [UInt8], value: [UInt8])] = []
-        let query = request.url.queryParameters
-        encodedPairs.reserveCapacity(query.count + request.bodyParameters.count + protocolParameters.count)
-        for parameter in query {
-            encodedPairs.append((PercentEncoding.encoded(parameter.name), PercentEncoding.encoded(parameter.value)))
+        // Every parameter is encoded once into one store; the pairs are sorted
+        // as ranges of it, and the normalised string is encoded a second time
+        // straight into the base string.
+        var store: [UInt8] = []
+        store.reserveCapacity(512)
+        var pairs: [EncodedPair] = []
+        pairs.reserveCapacity(16)
+        func add(_ name: [UInt8], _ value: [UInt8]) {
+            let nameStart = store.count
+            PercentEncoding.encode(name, into: &store)
+            let nameEnd = store.count
+            PercentEncoding.encode(value, into: &store)
+            pairs.append(EncodedPair(nameStart: nameStart, nameEnd: nameEnd, valueEnd: store.count))
         }
-        for parameter in request.bodyParameters {
-            encodedPairs.append((PercentEncoding.encoded(parameter.name), PercentEncoding.encoded(parameter.value)))
-        }
+        for parameter in request.url.queryParameters { add(parameter.name, parameter.value) }
+        for parameter in request.bodyParameters { add(parameter.name, parameter.value) }
         for (name, value) in protocolParameters {
-            encodedPairs.append((PercentEncoding.encoded(name.utf8), PercentEncoding.encoded(value.utf8)))
+            let nameStart = store.count
+            PercentEncoding.encode(name, into: &store)
+            let nameEnd = store.count
+            PercentEncoding.encode(value, into: &store)
+            pairs.append(EncodedPair(nameStart: nameStart, nameEnd: nameEnd, valueEnd: store.count))
         }
-        // RFC 5849 §3.4.1.3.2: sort by encoded name, then encoded value, bytewise.
-        encodedPairs.sort { left, right in
-            if left.name != right.name { return left.name.lexicographicallyPrecedes(right.name) }
-            return left.value.lexicographicallyPrecedes(right.value)
+
+        let baseURI = request.url.baseURI
+        let method = Array(request.method.utf8)
+        // Double encoding turns each byte of the store into at most three.
+        let capacity = method.count + 2 + baseURI.count * 3 + (store.count + pairs.count * 2) * 3
+        let base = [UInt8](unsafeUninitializedCapacity: capacity) { output, initialized in
+            var written = 0
+            store.withUnsafeBufferPointer { bytes in
+                guard let start = bytes.baseAddress ?? UnsafePointer(output.baseAddress) else { return }
+                func compare(_ leftStart: Int, _ leftEnd: Int, _ rightStart: Int, _ rightEnd: Int) -> Int32 {
+                    let leftCount = leftEnd - leftStart
+                    let rightCount = rightEnd - rightStart
+                    let order = memcmp(start + leftStart, start + rightStart, min(leftCount, rightCount))
+                    if order != 0 { return order }
+                    return leftCount < rightCount ? -1 : (leftCount > rightCount ? 1 : 0)
+                }
+                // RFC 5849 §3.4.1.3.2: sort by encoded name, then encoded value, bytewise.
+                pairs.sort { left, right in
+                    let byName = compare(left.nameStart, left.nameEnd, right.nameStart, right.nameEnd)
+                    if byName != 0 { return byName < 0 }
+                    return compare(left.nameEnd, left.valueEnd, right.nameEnd, right.valueEnd) < 0
+                }
+                guard let out = output.baseAddress else { return }
+                func put(_ text: StaticString) {
+                    for index in 0..<text.utf8CodeUnitCount { out[written + index] = text.utf8Start[index] }
+                    written += text.utf8CodeUnitCount
+                }
+                for byte in method { out[written] = byte; written += 1 }
+                put("&")
+                written += baseURI.withUnsafeBufferPointer { PercentEncoding.encode($0, to: out + written) }
+                put("&")
+                for (index, pair) in pairs.enumerated() {
+                    if index > 0 { put("%26") }
+                    written += PercentEncoding.encode(UnsafeBufferPointer(rebasing: bytes[pair.nameStart..<pair.nameEnd]), to: out + written)
+                    put("%3D")
+                    written += PercentEncoding.encode(UnsafeBufferPointer(rebasing: bytes[pair.nameEnd..<pair.valueEnd]), to: out + written)
+                }
+            }
+            initialized = written
         }
-        var normalized: [UInt8] = []
-        for (index, pair) in encodedPairs.enumerated() {
-            if index > 0 { normalized.append(0x26) }
-            normalized += pair.name
-            normalized.append(0x3D)
-            normalized += pair.value
-        }
-        var base = Array(request.method.utf8)
-        base.append(0x26)
-        PercentEncoding.encode(request.url.baseURI, into: &base)
-        base.append(0x26)
-        PercentEncoding.encode(normalized, into: &base)
         return base
     }
 }

@@ -63,27 +63,42 @@ public final class Reply {
     /// The record's line (or argument index).
     public let line: Int
     private let input: JSON?
+    private let inputText: [UInt8]?
     private let raw: String?
     private var finished = false
 
-    init(queue: OutcomeQueue, line: Int, input: JSON?, raw: String?) {
+    /// `text` is the record's line, echoed as it came when it holds no secret.
+    init(queue: OutcomeQueue, line: Int, input: JSON?, text: UnsafeBufferPointer<UInt8>? = nil, raw: String?) {
         self.queue = queue
         self.slot = queue.open()
         self.line = line
-        self.input = input.map(Redaction.redacted)
         self.raw = raw
+        if let input, let text, !Redaction.containsSecret(input.raw) {
+            self.input = input
+            self.inputText = Array(text)
+        } else {
+            self.input = input.map(Redaction.redacted)
+            self.inputText = nil
+        }
+    }
+
+    /// Writes one successful outcome whose result is compact JSON text the tool built.
+    public func succeed(text: [UInt8], attachment: Any? = nil) {
+        guard !finished else { return }
+        queue.emit(Outcome(line: line, input: input, inputText: inputText, raw: raw, result: .success(.null),
+                           resultText: text, attachment: attachment), in: slot)
     }
 
     /// Writes one successful outcome.
     public func succeed(_ result: JSON, attachment: Any? = nil) {
         guard !finished else { return }
-        queue.emit(Outcome(line: line, input: input, raw: raw, result: .success(result), attachment: attachment), in: slot)
+        queue.emit(Outcome(line: line, input: input, inputText: inputText, raw: raw, result: .success(result), resultText: nil, attachment: attachment), in: slot)
     }
 
     /// Writes one failed outcome.
     public func fail(_ error: RecordError) {
         guard !finished else { return }
-        queue.emit(Outcome(line: line, input: input, raw: raw, result: .failure(error), attachment: nil), in: slot)
+        queue.emit(Outcome(line: line, input: input, inputText: inputText, raw: raw, result: .failure(error), resultText: nil, attachment: nil), in: slot)
     }
 
     /// Marks the record complete; nothing more is written for it.

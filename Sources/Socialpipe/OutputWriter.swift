@@ -1,4 +1,3 @@
-import CJansson
 import Glibc
 
 /// The one buffered writer for fd 1. Records are appended whole; the buffer
@@ -52,6 +51,27 @@ public final class OutputWriter {
         flushIfFull()
     }
 
+    /// Ends a line: appends `\n` and writes the buffer out once it is large.
+    public func endLine() {
+        writeByte(0x0A)
+        flushIfFull()
+    }
+
+    /// Appends one byte.
+    @inline(__always)
+    public func writeByte(_ byte: UInt8) {
+        guard !isClosed else { return }
+        if used == capacity { reserve(1) }
+        buffer[used] = byte
+        used += 1
+    }
+
+    /// Appends a literal without building a String.
+    @inline(__always)
+    public func write(_ text: StaticString) {
+        write(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
     /// Appends the UTF-8 of a string.
     public func write(_ text: String) {
         var text = text
@@ -65,23 +85,8 @@ public final class OutputWriter {
 
     /// Appends a JSON value as one compact line.
     public func writeLine(_ value: JSON) {
-        guard !isClosed else { return }
-        let flags = Int(JSON_COMPACT | JSON_ENCODE_ANY)
-        while true {
-            let free = capacity - used
-            let needed = (buffer + used).withMemoryRebound(to: CChar.self, capacity: free) {
-                json_dumpb(value.raw, $0, free, flags)
-            }
-            if needed == 0 { return }
-            if needed < free {
-                used += needed
-                buffer[used] = UInt8(ascii: "\n")
-                used += 1
-                flushIfFull()
-                return
-            }
-            reserve(needed + 1)
-        }
+        writeJSON(value)
+        endLine()
     }
 
     /// Writes out everything buffered. Returns false once the output is closed or failed.

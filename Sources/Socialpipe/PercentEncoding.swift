@@ -26,6 +26,47 @@ public enum PercentEncoding {
         }
     }
 
+    /// Encodes `source` into `destination`, which has room for three bytes
+    /// per source byte; returns the bytes written.
+    @inline(__always)
+    public static func encode(_ source: UnsafeBufferPointer<UInt8>, to destination: UnsafeMutablePointer<UInt8>) -> Int {
+        let digits: StaticString = "0123456789ABCDEF"
+        let hex = digits.utf8Start
+        var written = 0
+        for byte in source {
+            if isUnreserved(byte) {
+                destination[written] = byte
+                written += 1
+            } else {
+                destination[written] = 0x25
+                destination[written + 1] = hex[Int(byte >> 4)]
+                destination[written + 2] = hex[Int(byte & 0x0F)]
+                written += 3
+            }
+        }
+        return written
+    }
+
+    /// Fast path of `encode(_:into:)` for contiguous bytes.
+    public static func encode(_ bytes: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count * 3 + 1) { scratch in
+            guard let destination = scratch.baseAddress else { return }
+            let written = encode(bytes, to: destination)
+            output.append(contentsOf: UnsafeBufferPointer(start: destination, count: written))
+        }
+    }
+
+    /// Fast path of `encode(_:into:)` for byte arrays.
+    public static func encode(_ bytes: [UInt8], into output: inout [UInt8]) {
+        bytes.withUnsafeBufferPointer { encode($0, into: &output) }
+    }
+
+    /// Appends the encoded UTF-8 of `text`.
+    public static func encode(_ text: String, into output: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { encode($0, into: &output) }
+    }
+
     /// The encoded form of `bytes`.
     public static func encoded<Bytes: Sequence>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
         var output: [UInt8] = []
@@ -36,7 +77,16 @@ public enum PercentEncoding {
 
     /// The encoded form of a string's UTF-8.
     public static func encoded(_ text: String) -> String {
-        String(decoding: encoded(Array(text.utf8)), as: UTF8.self)
+        var output: [UInt8] = []
+        encode(text, into: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// The encoded form of a byte array.
+    public static func encoded(_ bytes: [UInt8]) -> [UInt8] {
+        var output: [UInt8] = []
+        encode(bytes, into: &output)
+        return output
     }
 
     static func hexValue(_ byte: UInt8) -> UInt8? {

@@ -11,27 +11,38 @@ public struct Record {
     }
 
     /// The string member `key`; nil when absent or null; an `input` error for another type.
-    public func string(_ key: String) throws(RecordError) -> String? {
-        guard let value = fields[key], !value.isNull else { return nil }
-        guard let text = value.string else { throw .input("\(key) must be a string") }
-        return text
+    public func string(_ key: StaticString) throws(RecordError) -> String? {
+        switch fields.withStringMember(key, { String(decoding: $0, as: UTF8.self) }) {
+        case .found(let text): return text
+        case .absent: return nil
+        case .notString: throw .input("\(key) must be a string")
+        }
+    }
+
+    /// The UTF-8 bytes of the string member `key`; nil when absent or null.
+    public func stringBytes(_ key: StaticString) throws(RecordError) -> [UInt8]? {
+        switch fields.withStringMember(key, { Array($0) }) {
+        case .found(let bytes): return bytes
+        case .absent: return nil
+        case .notString: throw .input("\(key) must be a string")
+        }
     }
 
     /// The string member `key`, which must be present.
-    public func requiredString(_ key: String) throws(RecordError) -> String {
+    public func requiredString(_ key: StaticString) throws(RecordError) -> String {
         guard let text = try string(key) else { throw .input("\(key) is required") }
         return text
     }
 
     /// The boolean member `key`; nil when absent or null.
-    public func bool(_ key: String) throws(RecordError) -> Bool? {
+    public func bool(_ key: StaticString) throws(RecordError) -> Bool? {
         guard let value = fields[key], !value.isNull else { return nil }
         guard let flag = value.bool else { throw .input("\(key) must be true or false") }
         return flag
     }
 
     /// Whether the record has member `key` at all (null included).
-    public func has(_ key: String) -> Bool { fields[key] != nil }
+    public func has(_ key: StaticString) -> Bool { fields[key] != nil }
 }
 
 /// What a record became: a result or an error, for the envelope (contract §2).
@@ -39,9 +50,13 @@ public struct Outcome {
     public let line: Int
     /// The record, secrets redacted; nil for a line that is not a record.
     public let input: JSON?
+    /// The record's own line, when it can be echoed as it came (no secrets in it).
+    public let inputText: [UInt8]?
     /// The start of a line that is not a record, for `raw`.
     public let raw: String?
     public let result: Result<JSON, RecordError>
+    /// A successful result already written as compact JSON text (then `result` is unused).
+    public let resultText: [UInt8]?
     /// Whatever else the tool's own output format needs.
     public let attachment: Any?
 }
@@ -56,20 +71,34 @@ public final class EnvelopeFormat: OutcomeFormat {
     public init() {}
 
     public func write(_ outcome: Outcome, to output: OutputWriter) {
-        let envelope = JSON.object()
+        switch outcome.result {
+        case .success:
+            output.write("{\"ok\":true,\"line\":")
+        case .failure:
+            output.write("{\"ok\":false,\"line\":")
+        }
+        output.writeDecimal(Int64(outcome.line))
+        output.write(",\"input\":")
+        if let text = outcome.inputText {
+            text.withUnsafeBufferPointer { output.writeMinified($0) }
+        } else if let input = outcome.input {
+            output.writeJSON(input)
+        } else {
+            output.write("null")
+        }
         switch outcome.result {
         case .success(let result):
-            envelope.set("ok", .bool(true))
-            envelope.set("line", .integer(Int64(outcome.line)))
-            envelope.set("input", outcome.input ?? .null)
-            envelope.set("result", result)
+            output.write(",\"result\":")
+            if let text = outcome.resultText { output.write(text) } else { output.writeJSON(result) }
         case .failure(let error):
-            envelope.set("ok", .bool(false))
-            envelope.set("line", .integer(Int64(outcome.line)))
-            envelope.set("input", outcome.input ?? .null)
-            if let raw = outcome.raw { envelope.set("raw", .string(raw)) }
-            envelope.set("error", error.json)
+            if let raw = outcome.raw {
+                output.write(",\"raw\":")
+                output.writeJSONString(raw)
+            }
+            output.write(",\"error\":")
+            output.writeJSON(error.json)
         }
-        output.writeLine(envelope)
+        output.writeByte(0x7D)
+        output.endLine()
     }
 }

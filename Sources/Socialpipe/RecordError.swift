@@ -39,7 +39,7 @@ public struct RecordError: Error, Sendable {
         if let code { object.set("code", .string(code)) }
         object.set("message", .string(message))
         if let attempts { object.set("attempts", .integer(Int64(attempts))) }
-        for (key, value) in extras { object.set(key, value) }
+        for (key, value) in extras { object.set(member: key, value) }
         return object
     }
 }

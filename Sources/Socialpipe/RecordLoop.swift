@@ -113,7 +113,7 @@ public final class RecordLoop {
             if rawInput {
                 guard let field = tool.primaryField else { return }
                 let fields = JSON.object()
-                fields.set(field, .string(bytes: bytes))
+                fields.set(member: field, .string(bytes: bytes))
                 dispatch(Record(line: number, fields: fields))
                 return
             }
@@ -130,7 +130,7 @@ public final class RecordLoop {
     private func accept(_ value: JSON, number: Int, raw: UnsafeBufferPointer<UInt8>) {
         switch value.kind {
         case .object:
-            dispatch(Record(line: number, fields: value))
+            dispatch(Record(line: number, fields: value), text: raw)
         case .string:
             guard let field = tool.primaryField else {
                 reject(number: number, raw: Array(raw.prefix(LineReader.prefixLength)),
@@ -138,7 +138,7 @@ public final class RecordLoop {
                 return
             }
             let fields = JSON.object()
-            fields.set(field, value)
+            fields.set(member: field, value)
             dispatch(Record(line: number, fields: fields))
         default:
             reject(number: number, raw: Array(raw.prefix(LineReader.prefixLength)),
@@ -149,12 +149,12 @@ public final class RecordLoop {
     private func handleArgument(_ argument: String, number: Int) {
         guard let field = tool.primaryField else { return }
         let fields = JSON.object()
-        fields.set(field, .string(argument))
+        fields.set(member: field, .string(argument))
         dispatch(Record(line: number, fields: fields))
     }
 
-    private func dispatch(_ record: Record) {
-        let reply = Reply(queue: queue, line: record.line, input: record.fields, raw: nil)
+    private func dispatch(_ record: Record, text: UnsafeBufferPointer<UInt8>? = nil) {
+        let reply = Reply(queue: queue, line: record.line, input: record.fields, text: text, raw: nil)
         handler.handle(record, reply: reply)
     }
 

@@ -17,7 +17,7 @@ public enum Redaction {
     }
 
     /// Walks jansson's structures directly: this runs for every record.
-    private static func containsSecret(_ raw: UnsafeMutablePointer<json_t>) -> Bool {
+    static func containsSecret(_ raw: UnsafeMutablePointer<json_t>) -> Bool {
         switch raw.pointee.type {
         case JSON_OBJECT:
             var iterator = json_object_iter(raw)
@@ -53,7 +53,7 @@ public enum Redaction {
         case .object:
             for (key, member) in value.members {
                 if isSecret(key) {
-                    value.set(key, .string(placeholder))
+                    value.set(member: key, string: placeholder)
                 } else {
                     redactInPlace(member)
                 }

@@ -18,9 +18,17 @@ public struct RequestURL: Sendable {
 
     /// The base string URI: scheme, authority and path (RFC 5849 §3.4.1.2).
     public var baseURI: [UInt8] {
-        var uri = Array(scheme.utf8) + Array("://".utf8) + Array(host.utf8)
-        if let port { uri += Array(":\(port)".utf8) }
-        return uri + path
+        var uri: [UInt8] = []
+        uri.reserveCapacity(scheme.utf8.count + host.utf8.count + path.count + 10)
+        uri += scheme.utf8
+        uri += "://".utf8
+        uri += host.utf8
+        if let port {
+            uri.append(0x3A)
+            uri += String(port).utf8
+        }
+        uri += path
+        return uri
     }
 
     /// The whole URL to request, with `extraQuery` (already encoded) appended to the query.

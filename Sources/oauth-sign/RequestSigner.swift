@@ -19,33 +19,39 @@ final class RequestSigner: RecordHandler {
 
     let credentials: CredentialStore
     let defaultKey: RSAPrivateKey?
+    /// Whether the output format sends requests (curl, header) rather than the envelope.
+    let needsRequest: Bool
     let crypto = Crypto()
     var keys: [String: RSAPrivateKey] = [:]
 
-    init(credentials: CredentialStore, defaultKey: RSAPrivateKey?) {
+    init(credentials: CredentialStore, defaultKey: RSAPrivateKey?, needsRequest: Bool) {
         self.credentials = credentials
         self.defaultKey = defaultKey
+        self.needsRequest = needsRequest
     }
 
     func handle(_ record: Record, reply: Reply) {
         do throws(RecordError) {
             let (result, request) = try sign(record)
-            reply.succeed(result, attachment: request)
+            reply.succeed(text: result, attachment: request)
             reply.finish()
         } catch {
             reply.complete(.failure(error))
         }
     }
 
-    /// RFC 7231 media type without parameters, lower-cased.
-    static func mediaType(_ contentType: String) -> String {
-        let bare = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return bare.trimmingSpaces().lowercased()
+    /// Whether the media type (RFC 7231 §3.1.1.1: case-insensitive, parameters
+    /// after `;` ignored) is `application/x-www-form-urlencoded`.
+    static func isForm(_ contentType: String) -> Bool {
+        var bytes = Substring(contentType).utf8.prefix { $0 != 0x3B }
+        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
+        while let last = bytes.last, last == 0x20 || last == 0x09 { bytes = bytes.dropLast() }
+        let form = formType.utf8
+        guard bytes.count == form.count else { return false }
+        return zip(bytes, form).allSatisfy { (($0 >= 0x41 && $0 <= 0x5A) ? $0 | 0x20 : $0) == $1 }
     }
 
-    static func isForm(_ contentType: String) -> Bool { mediaType(contentType) == formType }
-
-    func sign(_ record: Record) throws(RecordError) -> (JSON, SignedRequest) {
+    func sign(_ record: Record) throws(RecordError) -> ([UInt8], SignedRequest?) {
         let methodText = try record.requiredString("method")
         let method = methodText.uppercased()
         guard Self.methods.contains(method) else { throw .input("unknown method \"\(methodText)\"") }
@@ -67,6 +73,7 @@ final class RequestSigner: RecordHandler {
         if let givenType, givenType.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
             throw .input("content_type must not contain control characters")
         }
+        if body != nil && method == "HEAD" { throw .input("a HEAD request carries no body") }
         if body == nil, let givenType, !Self.isForm(givenType) {
             throw .input("content_type \"\(givenType)\" needs a body; params alone are sent as a form")
         }
@@ -91,7 +98,7 @@ final class RequestSigner: RecordHandler {
             bodyParameters = parameters
         }
 
-        let nonce = try record.string("nonce") ?? OAuth1.makeNonce()
+        let nonce = try record.string("nonce") ?? OAuth1.makeNonce(crypto)
         var request = OAuth1Request(method: method, url: url, bodyParameters: bodyParameters,
                                     nonce: nonce, timestamp: try Self.timestamp(record))
         request.signatureMethod = signatureMethod
@@ -129,18 +136,21 @@ final class RequestSigner: RecordHandler {
 
         let authorization = signature.authorization
         let requestURL = url.requestURL()
-        let oauth = JSON.object()
-        for (name, value) in signature.protocolParameters { oauth.set(name, .string(value)) }
-        let result = JSON.object()
-        result.set("method", .string(method))
-        result.set("url", .string(requestURL))
-        result.set("base_string", .string(bytes: signature.baseString))
-        result.set("signature", .string(signature.signature))
-        result.set("authorization", .string(authorization))
-        result.set("oauth", oauth)
+        var oauth = JSONText()
+        for (name, value) in signature.protocolParameters { oauth.add(member: name, string: value) }
+        var result = JSONText(capacity: 2048)
+        result.add("method", string: method)
+        result.add("url", string: requestURL)
+        result.add("base_string", stringBytes: signature.baseString)
+        result.add("signature", string: signature.signature)
+        result.add("authorization", string: authorization)
+        result.add("oauth", object: oauth)
+        guard needsRequest else { return (result.finished, nil) }
+        // A curl config line is a C string: a NUL would silently cut the body.
+        if let sentBody, sentBody.contains(0) { throw .input("a body with a NUL byte cannot be written in this format") }
         let sent = SignedRequest(method: method, url: requestURL, authorization: authorization,
                                  contentType: contentType, body: sentBody)
-        return (result, sent)
+        return (result.finished, sent)
     }
 
     /// `params` as an object (an array value repeats the key) or as `[[name, value], …]`.
@@ -224,11 +234,3 @@ final class RequestSigner: RecordHandler {
     }
 }
 
-extension StringProtocol {
-    func trimmingSpaces() -> String {
-        let scalars = unicodeScalars.drop { $0 == " " || $0 == "\t" }
-        var text = String(String.UnicodeScalarView(scalars))
-        while text.last == " " || text.last == "\t" { text.removeLast() }
-        return text
-    }
-}

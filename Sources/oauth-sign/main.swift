@@ -46,11 +46,12 @@ if let path = arguments.value("rsa-key") {
 }
 
 let format: OutcomeFormat
-switch arguments.value("format") ?? "json" {
+let formatName = arguments.value("format") ?? "json"
+switch formatName {
 case "header": format = HeaderFormat()
 case "curl": format = CurlConfigFormat()
 default: format = EnvelopeFormat()
 }
 
-let signer = RequestSigner(credentials: credentials, defaultKey: defaultKey)
+let signer = RequestSigner(credentials: credentials, defaultKey: defaultKey, needsRequest: formatName != "json")
 RecordLoop(tool: tool, arguments: arguments, handler: signer, format: format).run()
