@@ -12,16 +12,20 @@ let package = Package(
     name: "socialpipe",
     products: [
         .executable(name: "oauth-sign", targets: ["oauth-sign"]),
+        .executable(name: "tw-post", targets: ["tw-post"]),
     ],
     targets: [
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
-                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libcurl is linked by the tools that transfer (see CCurl/shim.h), not
+        // through pkg-config, which would hand it to every executable.
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CJansson", pkgConfig: "jansson",
                        providers: [.apt(["libjansson-dev"])]),
-        .target(name: "Socialpipe", dependencies: ["COpenSSL", "CJansson"], swiftSettings: fastSettings),
+        .target(name: "Socialpipe", dependencies: ["CCurl", "COpenSSL", "CJansson"], swiftSettings: fastSettings),
         .executableTarget(name: "oauth-sign", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
+        .executableTarget(name: "tw-post", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
+                          linkerSettings: [.linkedLibrary("curl")]),
         .testTarget(name: "SocialpipeTests", dependencies: ["Socialpipe"]),
     ]
 )

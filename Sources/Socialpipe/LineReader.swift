@@ -48,6 +48,13 @@ public final class LineReader {
         return poll(&descriptor, 1, 0) > 0
     }
 
+    /// Whether `nextLine()` has a line to give without reading.
+    public var hasBufferedLine: Bool {
+        let available = end - start
+        if available > 0 && memchr(buffer + start, 0x0A, available) != nil { return true }
+        return reachedEnd && (available > 0 || overlong != nil)
+    }
+
     /// Performs one read(2), blocking if nothing is available.
     public func fill() {
         guard !reachedEnd else { return }

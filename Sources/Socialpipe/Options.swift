@@ -40,6 +40,19 @@ public struct ToolDescription: Sendable {
     }
 }
 
+/// The options of every tool that sends requests, in help order.
+public func requestOptions(apiBaseHelp: String, parallelDefault: Int) -> [OptionSpec] {
+    [
+        OptionSpec("parallel", short: "j", value: "N", help: "at most N requests in flight (default \(parallelDefault))"),
+        CommonOptions.unordered, CommonOptions.dryRun, CommonOptions.timeout, CommonOptions.retries,
+        CommonOptions.maxWait,
+        OptionSpec("api-base", value: "URL", help: apiBaseHelp),
+        CommonOptions.cacert, CommonOptions.credentials, CommonOptions.profile, CommonOptions.rawInput,
+        CommonOptions.maxLine, CommonOptions.verbose, CommonOptions.quiet, CommonOptions.progress,
+        CommonOptions.noProgress, CommonOptions.help, CommonOptions.version,
+    ]
+}
+
 /// The socialpipe version every tool reports.
 public let socialpipeVersion = "0.1.0"
 
@@ -55,7 +68,6 @@ public enum CommonOptions {
         help: "longest accepted input line (default 1048576)")
     public static let rawInput = OptionSpec("raw-input", short: "R",
         help: "each input line, as text, is the record's primary field")
-    public static let parallel = OptionSpec("parallel", short: "j", value: "N", help: "at most N requests in flight")
     public static let unordered = OptionSpec("unordered", help: "write outcomes as they complete")
     public static let dryRun = OptionSpec("dry-run", help: "build and sign each request, send nothing")
     public static let timeout = OptionSpec("timeout", value: "S", help: "per-request timeout in seconds (default 30)")

@@ -29,11 +29,13 @@ public enum StandardStreams {
 public final class RecordLoop {
     private let tool: ToolDescription
     private let handler: RecordHandler
-    private let output: OutputWriter
+    let output: OutputWriter
     private let queue: OutcomeQueue
     private let maxLine: Int
     private let rawInput: Bool
     private let positional: [String]
+    private var nextArgument = 0
+    private lazy var reader = LineReader(fd: 0, maxLine: maxLine)
 
     /// Reads `--max-line`, `-R`, `--unordered` and the positional arguments from `arguments`.
     public init(tool: ToolDescription, arguments: ParsedArguments, handler: RecordHandler,
@@ -53,6 +55,58 @@ public final class RecordLoop {
         }
     }
 
+    /// Runs with the event engine driving input, requests and timers, then
+    /// exits with the contract's status.
+    public func run(engine: RequestEngine) -> Never {
+        engine.run(self)
+        if let status = engine.interruptionStatus, !output.isClosed {
+            output.flush()
+            exit(status.rawValue)
+        }
+        finishRun()
+    }
+
+    // MARK: Input, as the engine drives it
+
+    /// Records read and not yet written out.
+    var unfinishedRecords: Int { queue.unfinished }
+
+    /// Whether every record has been read and dispatched.
+    var inputEnded: Bool {
+        positional.isEmpty ? reader.reachedEnd && !reader.hasBufferedLine : nextArgument >= positional.count
+    }
+
+    /// Whether a record can be dispatched without reading.
+    var hasBufferedLine: Bool {
+        positional.isEmpty ? reader.hasBufferedLine : nextArgument < positional.count
+    }
+
+    /// Whether a read(2) of fd 0 would return at once.
+    var inputReady: Bool { positional.isEmpty && !reader.reachedEnd && reader.hasInputReady }
+
+    /// One read(2) of fd 0.
+    func readInput() {
+        guard positional.isEmpty else { return }
+        reader.fill()
+        if reader.readError != 0 {
+            Diagnostics.say("error reading standard input: \(String(cString: strerror(reader.readError)))")
+        }
+    }
+
+    /// Hands buffered records to the tool while `canTake()` allows.
+    func dispatchBufferedLines(while canTake: () -> Bool) {
+        if !positional.isEmpty {
+            while nextArgument < positional.count && canTake() && !output.isClosed {
+                nextArgument += 1
+                handleArgument(positional[nextArgument - 1], number: nextArgument)
+            }
+            return
+        }
+        while canTake() && !output.isClosed, let line = reader.nextLine() {
+            handleLine(line)
+        }
+    }
+
     /// Runs to the end of input and exits with the contract's status.
     public func run() -> Never {
         if positional.isEmpty {
@@ -67,7 +121,6 @@ public final class RecordLoop {
     }
 
     private func readStandardInput() {
-        let reader = LineReader(fd: 0, maxLine: maxLine)
         while !output.isClosed {
             while let line = reader.nextLine() {
                 handleLine(line)

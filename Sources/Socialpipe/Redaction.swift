@@ -72,4 +72,30 @@ public enum Redaction {
         redactInPlace(copy)
         return copy
     }
+
+    /// `url` with the values of secret query parameters replaced, for logs and dry runs.
+    public static func redactedURL(_ url: String) -> String {
+        guard let question = url.firstIndex(of: "?") else { return url }
+        let query = url[url.index(after: question)...]
+        let pairs = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+            guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
+            let name = String(pair[..<equals])
+            return isSecret(name) || name == "appsecret_proof" ? name + "=" + placeholder : String(pair)
+        }
+        return String(url[...question]) + pairs.joined(separator: "&")
+    }
+
+    /// A `Name: value` header line with a secret value replaced. An OAuth 1.0a
+    /// Authorization header holds no secret (its signature is not one) and is kept.
+    public static func redactedHeader(_ line: String, secretNames: Set<String>) -> String {
+        guard let colon = line.firstIndex(of: ":") else { return line }
+        let name = line[..<colon].lowercased()
+        guard secretNames.contains(name) else { return line }
+        let value = line[line.index(after: colon)...].drop { $0 == " " }
+        if value.hasPrefix("OAuth ") { return line }
+        if let space = value.firstIndex(of: " ") {
+            return line[...colon] + " " + value[..<space] + " " + placeholder
+        }
+        return line[...colon] + " " + placeholder
+    }
 }

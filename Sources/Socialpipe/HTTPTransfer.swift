@@ -1,0 +1,175 @@
+import CCurl
+import Glibc
+
+/// One HTTP request as a tool builds it.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    public var url: String
+    /// `Name: value` lines.
+    public var headers: [String]
+    public var body: [UInt8]?
+    /// Whether sending it twice is harmless (GET); a POST is not.
+    public var idempotent: Bool
+    /// Requests sharing a key share rate-limit state (endpoint and credentials).
+    public var rateLimitKey: String
+    /// Header names whose values are secret in logs and dry runs.
+    public var secretHeaders: Set<String> = ["authorization"]
+
+    public init(method: String, url: String, headers: [String] = [], body: [UInt8]? = nil,
+                idempotent: Bool, rateLimitKey: String) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.idempotent = idempotent
+        self.rateLimitKey = rateLimitKey
+    }
+}
+
+/// A complete HTTP response.
+public struct HTTPResponse: Sendable {
+    public let status: Int
+    /// Header fields in order received, names lower-cased.
+    public let headers: [(name: String, value: String)]
+    public let body: [UInt8]
+
+    /// The last value of header `name` (lower-case).
+    public func header(_ name: String) -> String? {
+        headers.last { $0.name == name }?.value
+    }
+
+    /// The body parsed as JSON, if it is.
+    public var json: JSON? {
+        body.withUnsafeBufferPointer { bytes -> JSON? in
+            guard case .success(let value) = JSON.parse(bytes) else { return nil }
+            return value
+        }
+    }
+}
+
+/// How a transfer ended.
+public enum TransferOutcome: Sendable {
+    case response(HTTPResponse)
+    /// No usable response. `requestSent` tells whether the server may have
+    /// received (and applied) the request.
+    case failure(message: String, requestSent: Bool)
+}
+
+/// One libcurl easy handle carrying one request; found again through CURLOPT_PRIVATE.
+final class HTTPTransfer {
+    let request: HTTPRequest
+    let handle: UnsafeMutableRawPointer
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var body: [UInt8] = []
+    private var headers: [(name: String, value: String)] = []
+    private var requestBody: [UInt8]
+    private var tooLarge = false
+    let started = Clock.monotonic()
+    var completion: ((TransferOutcome) -> Void)?
+
+    /// Responses larger than this are refused rather than held in memory.
+    static let maximumBody = 64 << 20
+
+    init?(request: HTTPRequest, timeout: Double, caFile: String?, userAgent: String) {
+        guard let handle = sp_easy_init() else { return nil }
+        self.request = request
+        self.handle = handle
+        requestBody = request.body ?? []
+
+        sp_easy_setopt_string(handle, CURLOPT_URL, request.url)
+        sp_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
+        sp_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, Int(timeout * 1000))
+        sp_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(min(timeout, 30) * 1000))
+        sp_easy_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")
+        sp_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        sp_easy_setopt_long(handle, CURLOPT_PIPEWAIT, 1)
+        sp_easy_setopt_string(handle, CURLOPT_USERAGENT, userAgent)
+        sp_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+        if let caFile { sp_easy_setopt_string(handle, CURLOPT_CAINFO, caFile) }
+
+        switch request.method {
+        case "GET":
+            sp_easy_setopt_long(handle, CURLOPT_HTTPGET, 1)
+        case "HEAD":
+            sp_easy_setopt_long(handle, CURLOPT_NOBODY, 1)
+        default:
+            sp_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method)
+        }
+        if request.body != nil {
+            sp_easy_setopt_long(handle, CURLOPT_POST, 1)
+            sp_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method)
+            sp_easy_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(requestBody.count))
+            requestBody.withUnsafeMutableBytes { bytes in
+                _ = sp_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, bytes.baseAddress)
+            }
+        }
+        // Expect: 100-continue would cost a round trip per post.
+        for line in request.headers + ["Expect:"] { headerList = sp_slist_append(headerList, line) }
+        sp_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)
+
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        sp_easy_setopt_pointer(handle, CURLOPT_PRIVATE, context)
+        sp_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, context)
+        sp_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
+        sp_easy_setopt_write_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+            guard let data, let context else { return 0 }
+            let transfer = Unmanaged<HTTPTransfer>.fromOpaque(context).takeUnretainedValue()
+            return transfer.receiveBody(UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), size * count)
+        }
+        sp_easy_setopt_write_callback(handle, CURLOPT_HEADERFUNCTION) { data, size, count, context in
+            guard let data, let context else { return 0 }
+            let transfer = Unmanaged<HTTPTransfer>.fromOpaque(context).takeUnretainedValue()
+            transfer.receiveHeader(UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), size * count)
+            return size * count
+        }
+    }
+
+    deinit {
+        sp_easy_cleanup(handle)
+        sp_slist_free_all(headerList)
+    }
+
+    private func receiveBody(_ data: UnsafePointer<UInt8>, _ count: Int) -> Int {
+        if body.count + count > Self.maximumBody {
+            tooLarge = true
+            return 0
+        }
+        body.append(contentsOf: UnsafeBufferPointer(start: data, count: count))
+        return count
+    }
+
+    private func receiveHeader(_ data: UnsafePointer<UInt8>, _ count: Int) {
+        let line = String(decoding: UnsafeBufferPointer(start: data, count: count), as: UTF8.self)
+        if line.hasPrefix("HTTP/") {
+            // A new response (after a 100 Continue or a redirect) starts over.
+            headers.removeAll()
+            return
+        }
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].lowercased()
+        var value = line[line.index(after: colon)...]
+        while let first = value.first, first == " " || first == "\t" { value = value.dropFirst() }
+        while let last = value.last, last == "\r" || last == "\n" || last == " " { value = value.dropLast() }
+        headers.append((name, String(value)))
+    }
+
+    /// The outcome once libcurl reports the transfer done with `code`.
+    func outcome(_ code: CURLcode) -> TransferOutcome {
+        var status = 0
+        sp_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        if code == CURLE_OK {
+            return .response(HTTPResponse(status: status, headers: headers, body: body))
+        }
+        var requestSize = 0
+        sp_easy_getinfo_long(handle, CURLINFO_REQUEST_SIZE, &requestSize)
+        let message: String
+        if tooLarge {
+            message = "response larger than \(Self.maximumBody) bytes"
+        } else if let text = sp_easy_strerror(code) {
+            message = String(cString: text)
+        } else {
+            message = "transfer failed (curl \(code.rawValue))"
+        }
+        return .failure(message: message, requestSent: requestSize > 0)
+    }
+}

@@ -1,0 +1,43 @@
+import Glibc
+
+/// The single updating status line on stderr (contract §5): shown on a
+/// terminal once a run lasts over a second, or always with `--progress`.
+struct ProgressLine {
+    private let tool: String
+    private let forced: Bool
+    private let allowed: Bool
+    private let started = Clock.monotonic()
+    private var lastShown = 0.0
+    private(set) var isVisible = false
+
+    init(tool: String, arguments: ParsedArguments) {
+        self.tool = tool
+        forced = arguments.flag("progress") && !arguments.flag("no-progress")
+        allowed = forced || (!arguments.flag("quiet") && !arguments.flag("no-progress") && isatty(2) == 1)
+    }
+
+    /// Whether the line may yet appear (the loop then wakes to draw it).
+    var mayAppear: Bool { allowed && !isVisible }
+
+    mutating func show(done: Int, failed: Int, inFlight: Int, waitingUntil: Double?) {
+        let now = Clock.monotonic()
+        guard allowed, forced || now - started > 1, now - lastShown >= 0.25 else { return }
+        lastShown = now
+        var text = "\r\(tool): \(done) done, \(failed) failed, \(inFlight) in flight"
+        if let waitingUntil {
+            let seconds = max(0, Int(waitingUntil - Clock.wall()))
+            let padded = seconds % 60 < 10 ? "0\(seconds % 60)" : "\(seconds % 60)"
+            text += ", waiting \(seconds / 60):\(padded) for the rate limit"
+        }
+        text += "\u{1B}[K"
+        _ = text.withUTF8 { writeAll(fd: 2, $0) }
+        isVisible = true
+    }
+
+    mutating func clear() {
+        guard isVisible else { return }
+        var text = "\r\u{1B}[K"
+        _ = text.withUTF8 { writeAll(fd: 2, $0) }
+        isVisible = false
+    }
+}
