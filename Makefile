@@ -7,7 +7,7 @@ BINDIR   = $(DESTDIR)$(PREFIX)/bin
 MANDIR   = $(DESTDIR)$(PREFIX)/share/man
 COMPDIR  = $(DESTDIR)$(PREFIX)/share
 
-TOOLS    = oauth-sign
+TOOLS    = oauth-sign tw-post
 SWIFT   ?= swift
 RELEASE  = .build/release
 BUILD_FLAGS = -c release --static-swift-stdlib
@@ -54,7 +54,7 @@ test: deps venv build
 	SOCIALPIPE_BIN=$(CURDIR)/$(RELEASE) $(VENV)/bin/pytest -q Tests
 
 demo: deps venv build
-	SOCIALPIPE_BIN=$(CURDIR)/$(RELEASE) PYTHON=$(CURDIR)/$(PYTHON) sh demo/demo.sh
+	SOCIALPIPE_BIN=$(CURDIR)/$(RELEASE) PYTHON=$(CURDIR)/$(PYTHON) sh sandbox/demo.sh
 
 bench: deps venv build
 	SOCIALPIPE_BIN=$(CURDIR)/$(RELEASE) PYTHON=$(CURDIR)/$(PYTHON) sh bench/run.sh

@@ -1,0 +1,90 @@
+#!/bin/sh
+# `make demo`: a short tour of socialpipe against the local API sandbox.
+# Needs SOCIALPIPE_BIN (the built tools) and PYTHON (the project's venv).
+set -eu
+
+bin=${SOCIALPIPE_BIN:?set SOCIALPIPE_BIN to the directory of the built tools}
+python=${PYTHON:-python3}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+pid=""
+cleanup() {
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+PATH="$bin:$PATH"
+export PATH
+
+"$python" "$here/sandbox.py" --port 0 >"$work/sandbox.out" 2>"$work/sandbox.err" &
+pid=$!
+tries=0
+until grep -q '^listening ' "$work/sandbox.out" 2>/dev/null; do
+    tries=$((tries + 1))
+    if [ "$tries" -gt 100 ] || ! kill -0 "$pid" 2>/dev/null; then
+        echo "demo: the sandbox did not start:" >&2
+        cat "$work/sandbox.err" >&2
+        exit 1
+    fi
+    sleep 0.1
+done
+base="http://$(sed -n 's/^listening //p' "$work/sandbox.out" | head -n 1)"
+
+# The sandbox's documented demo credentials (sandbox/README.md); the user's
+# own credentials file is kept out of the way.
+TW_API_BASE=$base
+FB_API_BASE=$base
+TW_CONSUMER_KEY=sandbox-consumer-key
+TW_CONSUMER_SECRET=sandbox-consumer-secret
+TW_ACCESS_TOKEN=1000000000000000001-sandboxaccesstoken
+TW_ACCESS_TOKEN_SECRET=sandbox-access-token-secret
+XDG_CONFIG_HOME=$work
+export TW_API_BASE FB_API_BASE TW_CONSUMER_KEY TW_CONSUMER_SECRET TW_ACCESS_TOKEN TW_ACCESS_TOKEN_SECRET XDG_CONFIG_HOME
+
+step() {
+    printf '\n\033[1m== %s\033[0m\n' "$1"
+    printf '$ %s\n' "$2"
+}
+
+echo "sandbox (X API v2/v1.1 and Graph API stand-in) at $base"
+
+step "oauth-sign signs a request offline (RFC 5849); the record is JSON, so is the answer" \
+     "echo '{\"method\":\"POST\",\"url\":\"$base/1.1/statuses/update.json\",\"params\":{\"status\":\"Hello, Ladies + Gentlemen\"}}' | oauth-sign | jq .result"
+echo "{\"method\":\"POST\",\"url\":\"$base/1.1/statuses/update.json\",\"params\":{\"status\":\"Hello, Ladies + Gentlemen\"}}" \
+    | oauth-sign | jq .result
+
+step "…and curl sends what it signed: oauth-sign --format curl | curl -K -" \
+     "printf '%s\\n' '{\"method\":\"POST\",…update.json,…}' '{\"method\":\"GET\",…/2/users/me,…}' | oauth-sign --format curl | curl -sS -K - | jq -c '.data // {id_str, text}'"
+printf '%s\n' \
+    "{\"method\":\"POST\",\"url\":\"$base/1.1/statuses/update.json\",\"params\":{\"status\":\"signed by oauth-sign, sent by curl\"}}" \
+    "{\"method\":\"GET\",\"url\":\"$base/2/users/me\",\"params\":{\"user.fields\":\"created_at\"}}" \
+    | oauth-sign --format curl | curl -sS -K - | jq -c '.data // {id_str, text}'
+echo "the sandbox checked both signatures:"
+curl -sS "$base/__log?limit=2" | jq -c '.[] | {method, path, status, signature: .auth.outcome}'
+
+step "tw-post posts each line as it arrives (one too long, one a duplicate)" \
+     "printf '%s\\n' … | tw-post | jq -c '{line, ok, id: .result.id, error: .error.kind, why: .error.message}'"
+long=$(printf 'socialpipe%.0s ' $(seq 1 30))
+printf '%s\n' \
+    '"Shipping socialpipe 0.1 today: Unix filters for the X and Graph APIs"' \
+    "{\"text\": \"$long\"}" \
+    '{"text": "Works in pipelines: tw-friends jack | jq -r .result.username"}' \
+    '"Shipping socialpipe 0.1 today: Unix filters for the X and Graph APIs"' \
+    | tw-post >"$work/posts.jsonl" || true
+jq -c '{line, ok, id: .result.id, error: .error.kind, why: .error.message}' "$work/posts.jsonl"
+echo "exit status 1 tells a Makefile that a record failed; jq picks out what to retry:"
+printf '$ jq -c "select(.ok == false) | .input" posts.jsonl\n'
+jq -c 'select(.ok == false) | .input' "$work/posts.jsonl"
+
+step "a three-post thread: each post replies to the one before" \
+     "tw-post --thread '1/3 …' '2/3 …' '3/3 …' | jq -r .result.id"
+tw-post --thread \
+    "1/3 socialpipe reads JSON lines on stdin" \
+    "2/3 and writes one JSON envelope per record" \
+    "3/3 so jq, xargs and make can take it from there" | jq -r .result.id
+echo "what the sandbox received:"
+curl -sS "$base/__posts" | jq -c '.posts[-3:][] | {id, text, in_reply_to_tweet_id}'
+
+step "nothing posted twice" "curl -s $base/__posts | jq '{total, duplicates}'"
+curl -sS "$base/__posts" | jq -c '{total, duplicates}'
