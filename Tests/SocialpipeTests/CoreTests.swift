@@ -1,0 +1,187 @@
+import Glibc
+import Socialpipe
+import Testing
+
+// Focused tests of the core's pieces; the tools' behaviour is pinned end to
+// end by the Python suites in Tests/<tool>/.
+
+@Suite struct PercentEncodingTests {
+    @Test func encodesEverythingButUnreservedAsUpperCaseHex() {
+        // X's percent-encoding page (x-api.md §9.1).
+        #expect(PercentEncoding.encoded("Ladies + Gentlemen") == "Ladies%20%2B%20Gentlemen")
+        #expect(PercentEncoding.encoded("An encoded string!") == "An%20encoded%20string%21")
+        #expect(PercentEncoding.encoded("Dogs, Cats & Mice") == "Dogs%2C%20Cats%20%26%20Mice")
+        #expect(PercentEncoding.encoded("☃") == "%E2%98%83")
+        #expect(PercentEncoding.encoded("-._~") == "-._~")
+    }
+
+    @Test func formDecodingTreatsPlusAsSpaceAndKeepsBadEscapes() {
+        let pairs = PercentEncoding.formPairs(Array("a=1+2&b&c=%zz&&d=%41".utf8))
+        #expect(pairs == [Parameter("a", "1 2"), Parameter("b", ""), Parameter("c", "%zz"), Parameter("d", "A")])
+    }
+}
+
+@Suite struct RequestURLTests {
+    @Test func normalisesSchemeHostAndDefaultPort() throws {
+        let url = try RequestURL("HTTP://Example.COM:80/r%20v/X?id=123#frag")
+        #expect(String(decoding: url.baseURI, as: UTF8.self) == "http://example.com/r%20v/X")
+        #expect(url.requestURL() == "http://example.com/r%20v/X?id=123")
+    }
+
+    @Test func keepsOtherPortsAndIPv6Hosts() throws {
+        #expect(String(decoding: try RequestURL("https://www.example.net:8080/?q=1").baseURI, as: UTF8.self)
+                == "https://www.example.net:8080/")
+        #expect(String(decoding: try RequestURL("https://[::1]:443/x").baseURI, as: UTF8.self) == "https://[::1]/x")
+    }
+
+    @Test func refusesWhatCannotBeSigned() {
+        for bad in ["example.com/x", "ftp://example.com/", "https://user:pw@example.com/", "https:///x",
+                    "https://example.com:99999/", "https://exa mple.com/"] {
+            #expect(throws: RequestURL.Invalid.self) { try RequestURL(bad) }
+        }
+    }
+}
+
+@Suite struct OAuth1Tests {
+    @Test func reproducesXsDocumentedSignature() throws {
+        // x-api.md §9.4.
+        var request = OAuth1Request(
+            method: "POST", url: try RequestURL("https://api.x.com/1.1/statuses/update.json?include_entities=true"),
+            bodyParameters: [Parameter("status", "Hello Ladies + Gentlemen, a signed OAuth request!")],
+            nonce: "kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg", timestamp: "1318622958")
+        request.signatureMethod = .hmacSHA1
+        let credentials = OAuth1Credentials(
+            consumerKey: "xvz1evFS4wEEPTGEFPHBog", consumerSecret: "kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw",
+            token: "370773112-GmHxMAgYyLbNEtIKZeRNFsMKPR9EyMZeS9weJAEb", tokenSecret: "LswwdoUaIvS8ltyTt5jkRh4J50vUPVVHtR2YPi5kE")
+        let signature = try #require(OAuth1.sign(request, credentials: credentials, crypto: Crypto()))
+        #expect(signature.signature == "Ls93hJiZbQ3akF3HF3x1Bz8/zU4=")
+        #expect(signature.authorization.hasPrefix("OAuth oauth_consumer_key=\"xvz1evFS4wEEPTGEFPHBog\", oauth_nonce="))
+        #expect(signature.authorization.contains("oauth_signature=\"Ls93hJiZbQ3akF3HF3x1Bz8%2FzU4%3D\""))
+    }
+
+    @Test func plaintextSignatureIsTheEncodedKey() throws {
+        var request = OAuth1Request(method: "GET", url: try RequestURL("https://example.com/"), nonce: "n", timestamp: "1")
+        request.signatureMethod = .plaintext
+        let credentials = OAuth1Credentials(consumerKey: "k", consumerSecret: "a&b", token: nil, tokenSecret: "")
+        let signature = try #require(OAuth1.sign(request, credentials: credentials, crypto: Crypto()))
+        #expect(signature.signature == "a%26b&")
+    }
+}
+
+@Suite struct CryptoTests {
+    @Test func hmacSHA1MatchesRFC2202() {
+        // RFC 2202 test cases 1 and 2.
+        let crypto = Crypto()
+        let first = crypto.hmac(.sha1, key: [UInt8](repeating: 0x0b, count: 20), message: Array("Hi There".utf8))
+        #expect(Crypto.hex(first) == "b617318655057264e28bc0b6fb378c8ef146be00")
+        let second = crypto.hmac(.sha1, key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
+        #expect(Crypto.hex(second) == "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79")
+        // A key longer than the block is hashed first (RFC 2202 case 6); the
+        // cached key of the previous calls must not leak into this one.
+        let long = crypto.hmac(.sha1, key: [UInt8](repeating: 0xaa, count: 80),
+                               message: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8))
+        #expect(Crypto.hex(long) == "aa4ae5e15272d00e95705637ce8a3b55ed402112")
+    }
+
+    @Test func hmacSHA256MatchesRFC4231() {
+        let crypto = Crypto()
+        let mac = crypto.hmac(.sha256, key: [UInt8](repeating: 0x0b, count: 20), message: Array("Hi There".utf8))
+        #expect(Crypto.hex(mac) == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
+    }
+
+    @Test func base64HasPaddingAndNoLineBreaks() {
+        #expect(Crypto.base64(Array("f".utf8)) == "Zg==")
+        #expect(Crypto.base64([UInt8](repeating: 0, count: 90)).count == 120)
+    }
+}
+
+@Suite struct JSONTests {
+    @Test func parsesKeepsOrderAndCountsReferences() throws {
+        guard case .success(let value) = JSON.parse(#"{"b":1,"a":"x","id":12345678901234567890123}"#) else {
+            // jansson refuses integers beyond 64 bits; the record is then an input error.
+            let small = try #require(try? JSON.parse(#"{"b":1,"a":"x"}"#).get())
+            #expect(small.members.map(\.key) == ["b", "a"])
+            let member = try #require(small["a"])
+            #expect(member.string == "x")
+            return
+        }
+        Issue.record("a 90-bit integer was accepted: \(value.dumped())")
+    }
+
+    @Test func refusesDuplicateKeysAndReportsTheColumn() {
+        guard case .failure(let error) = JSON.parse(#"{"text":"a","text":"b"}"#) else {
+            Issue.record("duplicate keys accepted")
+            return
+        }
+        #expect(error.column > 1)
+    }
+
+    @Test func copiesAreIndependent() throws {
+        let original = try JSON.parse(#"{"k":{"v":"1"}}"#).get()
+        let copy = original.deepCopy()
+        copy.set("k", string: "changed")
+        #expect(original.dumped() == #"{"k":{"v":"1"}}"#)
+        #expect(copy.dumped() == #"{"k":"changed"}"#)
+    }
+}
+
+@Suite struct RedactionTests {
+    @Test func secretsAtAnyDepthButNotPositions() throws {
+        let record = try JSON.parse(#"{"consumer_secret":"s","nested":[{"access_token":"t","pagination_token":"p"}],"token":"pub"}"#).get()
+        let redacted = Redaction.redacted(record)
+        #expect(redacted.dumped()
+                == #"{"consumer_secret":"[redacted]","nested":[{"access_token":"[redacted]","pagination_token":"p"}],"token":"pub"}"#)
+        #expect(record["consumer_secret"]?.string == "s")
+    }
+
+    @Test func urlsAndHeadersForLogs() {
+        #expect(Redaction.redactedURL("https://g.example/v1/me?fields=id&access_token=abc")
+                == "https://g.example/v1/me?fields=id&access_token=[redacted]")
+        #expect(Redaction.redactedHeader("Authorization: Bearer abc", secretNames: ["authorization"])
+                == "Authorization: Bearer [redacted]")
+        let oauth = "Authorization: OAuth oauth_consumer_key=\"k\""
+        #expect(Redaction.redactedHeader(oauth, secretNames: ["authorization"]) == oauth)
+    }
+}
+
+@Suite struct UTF8ValidationTests {
+    @Test func findsTheFirstBadByte() {
+        let cases: [([UInt8], Int?)] = [
+            (Array("héllo".utf8), nil), ([0x61, 0xFF], 1), ([0xE2, 0x82], 0),
+            ([0xED, 0xA0, 0x80], 0), ([0xC0, 0xAF], 0), ([0xF0, 0x9F, 0x98, 0x80], nil),
+        ]
+        for (bytes, expected) in cases {
+            #expect(bytes.withUnsafeBufferPointer { UTF8Validation.firstInvalidOffset($0) } == expected)
+        }
+    }
+}
+
+@Suite struct LineReaderTests {
+    @Test func countsBlankLinesStripsCRAndBoundsLongLines() {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let text = "one\r\n\n  \t\n" + String(repeating: "x", count: 40) + "\nlast"
+        _ = text.utf8CString.withUnsafeBufferPointer { write(ends[1], $0.baseAddress, $0.count - 1) }
+        close(ends[1])
+        let reader = LineReader(fd: ends[0], maxLine: 10)
+        var seen: [String] = []
+        while true {
+            while let line = reader.nextLine() {
+                switch line {
+                case .text(let number, let bytes): seen.append("\(number):\(String(decoding: bytes, as: UTF8.self))")
+                case .tooLong(let number, _, let length): seen.append("\(number):long \(length)")
+                }
+            }
+            if reader.reachedEnd { break }
+            reader.fill()
+        }
+        close(ends[0])
+        #expect(seen == ["1:one", "4:long 40", "5:last"])
+    }
+}
+
+@Suite struct ClockTests {
+    @Test func formatsUTC() {
+        #expect(Clock.iso8601(1_318_622_958) == "2011-10-14T20:09:18Z")
+    }
+}
