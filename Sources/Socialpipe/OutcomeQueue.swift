@@ -14,8 +14,8 @@ final class OutcomeQueue {
 
     /// Whether any record failed.
     private(set) var anyFailed = false
-    /// Records opened and not yet finished.
-    var unfinished: Int { slots.count - head }
+    /// Records opened and not yet written out (finished, in unordered mode).
+    private(set) var unfinished = 0
 
     init(ordered: Bool, format: OutcomeFormat, output: OutputWriter) {
         self.ordered = ordered
@@ -25,6 +25,7 @@ final class OutcomeQueue {
 
     func open() -> Slot {
         let slot = Slot()
+        unfinished += 1
         if ordered { slots.append(slot) }
         return slot
     }
@@ -40,9 +41,13 @@ final class OutcomeQueue {
 
     func finish(_ slot: Slot) {
         slot.done = true
-        guard ordered else { return }
+        guard ordered else {
+            unfinished -= 1
+            return
+        }
         while head < slots.count && slots[head].done {
             head += 1
+            unfinished -= 1
             if head < slots.count {
                 let next = slots[head]
                 for outcome in next.outcomes { format.write(outcome, to: output) }
