@@ -61,7 +61,7 @@ public enum CommonOptions {
     public static let help = OptionSpec("help", short: "h", help: "show this help and exit")
     public static let version = OptionSpec("version", help: "show the version and exit")
     public static let credentials = OptionSpec("credentials", value: "FILE",
-        help: "credentials file (default $SOCIALPIPE_CREDENTIALS, else ~/.config/socialpipe/credentials.json)")
+        help: "credentials file (default $SOCIALPIPE_CREDENTIALS, else ${XDG_CONFIG_HOME:-~/.config}/socialpipe/credentials.json)")
     public static let profile = OptionSpec("profile", value: "NAME",
         help: "profile in the credentials file (default $SOCIALPIPE_PROFILE, else the file's default)")
     public static let maxLine = OptionSpec("max-line", value: "BYTES",

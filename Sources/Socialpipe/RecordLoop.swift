@@ -121,19 +121,36 @@ public final class RecordLoop {
     }
 
     private func readStandardInput() {
+        let signals = SignalWatch()
         while !output.isClosed {
             while let line = reader.nextLine() {
                 handleLine(line)
                 if output.isClosed { return }
             }
             if reader.reachedEnd { break }
-            if !reader.hasInputReady { output.flush() }
+            if !reader.hasInputReady {
+                // About to wait: everything so far goes out, and a signal
+                // ends the run with every record read already answered.
+                output.flush()
+                if let number = waitForInput(signals) {
+                    output.flush()
+                    exit(number == SIGTERM ? ExitStatus.terminated.rawValue : ExitStatus.interrupted.rawValue)
+                }
+            }
             reader.fill()
         }
         if reader.readError != 0 && !output.isClosed {
             output.flush()
             Diagnostics.say("error reading standard input: \(String(cString: strerror(reader.readError)))")
         }
+    }
+
+    /// Waits until fd 0 is readable; returns a signal that came first.
+    private func waitForInput(_ signals: SignalWatch?) -> Int32? {
+        var descriptors = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0)]
+        if let signals { descriptors.append(pollfd(fd: signals.fd, events: Int16(POLLIN), revents: 0)) }
+        while poll(&descriptors, nfds_t(descriptors.count), -1) < 0 && errno == EINTR {}
+        return signals?.take()
     }
 
     private func finishRun() -> Never {
