@@ -1,0 +1,685 @@
+"""The sandbox's world: configuration, generated accounts, and the mutable state
+(posts, rate-limit windows, nonces, faults, revocations, the request log).
+
+Everything here is guarded by one lock, World.lock; nothing slow (signature
+checks, length counting, sleeping, socket I/O) happens while it is held.
+"""
+import collections
+import copy
+import hashlib
+import itertools
+import json
+import math
+import re
+import threading
+import time
+
+# Accounts that configured users follow are generated from an index, never
+# stored: account g has id GENERATED_ID_BASE + g and username "u<g>".
+GENERATED_ID_BASE = 500_000_000_000_000_000
+GENERATED_SPACE = 10 ** 12
+# Coprime with GENERATED_SPACE, so positions 0..GENERATED_SPACE-1 of one
+# following list map to distinct accounts.
+GENERATED_STRIDE = 1_000_003
+
+# 2006-03-21T00:00:00Z; generated accounts are created at some point after it.
+GENERATED_EPOCH = 1142899200
+TWITTER_EPOCH_MS = 1288834974657
+
+SECRET_PARAM_NAMES = (
+    "access_token", "input_token", "appsecret_proof", "client_secret",
+    "fb_exchange_token", "refresh_token", "code_verifier", "oauth_token_secret",
+    "token_secret", "consumer_secret", "password", "code",
+)
+_SECRET_PARAM_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(" + "|".join(SECRET_PARAM_NAMES) + r")=([^&\s\"'\\]*)")
+_SECRET_JSON_RE = re.compile(
+    r"(\"(?:" + "|".join(SECRET_PARAM_NAMES) + r"|[a-z_]*_secret|[a-z_]*_token)\"\s*:\s*\")([^\"\\]*(?:\\.[^\"\\]*)*)\"")
+
+
+class ConfigError(Exception):
+    """The configuration file is unusable; the message says why."""
+
+
+def mask_text(text):
+    """Replaces the values of secret-bearing parameters in a query string,
+    form body or JSON text by [masked]."""
+    if not text:
+        return text
+    text = _SECRET_PARAM_RE.sub(r"\1=[masked]", text)
+    return _SECRET_JSON_RE.sub(r'\1[masked]"', text)
+
+
+def mask_authorization(value):
+    """An Authorization header as it may appear in the log: bearer, Basic and
+    Graph OAuth tokens are masked; an OAuth 1.0a header carries no secret."""
+    if value is None:
+        return None
+    scheme, _, rest = value.strip().partition(" ")
+    if scheme.lower() == "oauth" and "oauth_" in rest and "=" in rest:
+        return value
+    return scheme + " [masked]"
+
+
+def token_label(token):
+    """A stable, non-secret name for a credential that has no configured name."""
+    return "sha256:" + hashlib.sha256(token.encode()).hexdigest()[:12]
+
+
+def iso_time(epoch):
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + ".%03dZ" % int((epoch % 1) * 1000)
+
+
+def graph_time(epoch):
+    return time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(epoch))
+
+
+def _seed(text):
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+
+# ---------------------------------------------------------------------------
+# Generated accounts
+
+def generated_index(user_id):
+    """The index g of a generated account id, else None."""
+    if not user_id.isdigit() or len(user_id) != 18:
+        return None
+    g = int(user_id) - GENERATED_ID_BASE
+    return g if 0 <= g < GENERATED_SPACE else None
+
+
+def generated_index_by_username(username):
+    m = re.fullmatch(r"[uU]([0-9]{1,12})", username)
+    if not m or (len(m.group(1)) > 1 and m.group(1)[0] == "0"):
+        return None
+    return int(m.group(1))
+
+
+def generated_user(g):
+    """The profile of generated account g: a configured-user-shaped dict."""
+    created = GENERATED_EPOCH + (g * 7919) % (20 * 365 * 86400)
+    return {
+        "id": str(GENERATED_ID_BASE + g),
+        "username": "u%d" % g,
+        "name": "Account %d" % g,
+        "created_at": iso_time(created),
+        "description": "Generated sandbox account #%d" % g,
+        "location": "",
+        "url": "",
+        "protected": False,
+        "verified": False,
+        "followers_count": g % 5000,
+        "tweet_count": (g * 31) % 10000,
+        "listed_count": g % 50,
+        "following": 0,
+        "follows": [],
+        "generated": True,
+    }
+
+
+# ---------------------------------------------------------------------------
+# Configuration
+
+DEFAULT_X_RATE_LIMITS = {
+    "POST /2/tweets": {"limit": 100, "window": 900},
+    "GET /2/users/me": {"limit": 75, "window": 900},
+    "GET /2/users/by/username/:username": {"limit": 900, "window": 900, "app_limit": 300},
+    "GET /2/users/by": {"limit": 900, "window": 900, "app_limit": 300},
+    "GET /2/users": {"limit": 900, "window": 900, "app_limit": 300},
+    "GET /2/users/:id": {"limit": 900, "window": 900, "app_limit": 300},
+    "GET /2/users/:id/following": {"limit": 300, "window": 900},
+    "POST /1.1/statuses/update.json": {"limit": 300, "window": 10800},
+    "GET /1.1/friends/ids.json": {"limit": 15, "window": 900},
+    "GET /1.1/account/verify_credentials.json": {"limit": 75, "window": 900},
+}
+DEFAULT_X_POST_CAPS = {"user": {"limit": 1000, "window": 86400},
+                       "app": {"limit": 10000, "window": 86400}}
+DEFAULT_FB_LIMITS = {"app": {"limit": 200, "window": 3600},
+                     "user": {"limit": 200, "window": 3600},
+                     "page": {"limit": 4800, "window": 86400},
+                     "feed_post": None}
+
+X_APP_DEFAULTS = {"access_level": "read-write", "enrolled": True, "v1_access": True,
+                  "usage_cap": None}
+
+
+def _need(obj, key, kind, where):
+    if key not in obj:
+        raise ConfigError("%s: missing %r" % (where, key))
+    value = obj[key]
+    if not isinstance(value, kind):
+        raise ConfigError("%s: %r must be %s" % (where, key, getattr(kind, "__name__", kind)))
+    return value
+
+
+def _limit(spec, where):
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        raise ConfigError("%s: must be an object with limit and window" % where)
+    limit = spec.get("limit")
+    window = spec.get("window")
+    if not isinstance(limit, int) or limit < 0 or not isinstance(window, (int, float)) or window <= 0:
+        raise ConfigError("%s: limit must be an integer >= 0 and window a number of seconds > 0" % where)
+    out = {"limit": limit, "window": float(window)}
+    if "app_limit" in spec:
+        if not isinstance(spec["app_limit"], int) or spec["app_limit"] < 0:
+            raise ConfigError("%s: app_limit must be an integer >= 0" % where)
+        out["app_limit"] = spec["app_limit"]
+    return out
+
+
+def _expiry(tok, started, where):
+    """Absolute expiry epoch of a token (None = never)."""
+    if tok.get("expires_in") is not None:
+        if not isinstance(tok["expires_in"], (int, float)):
+            raise ConfigError("%s: expires_in must be a number of seconds" % where)
+        return started + tok["expires_in"]
+    at = tok.get("expires_at")
+    if at in (None, 0):
+        return None
+    if not isinstance(at, (int, float)):
+        raise ConfigError("%s: expires_at must be a Unix time or 0/null" % where)
+    return float(at)
+
+
+class Config:
+    """The parsed, validated configuration with its lookup tables."""
+
+    def __init__(self, raw, started):
+        if not isinstance(raw, dict):
+            raise ConfigError("the configuration must be a JSON object")
+        self.raw = copy.deepcopy(raw)
+        x = raw.get("x", {})
+        fb = raw.get("facebook", {})
+        if not isinstance(x, dict) or not isinstance(fb, dict):
+            raise ConfigError("'x' and 'facebook' must be objects")
+        self._load_x(x, started)
+        self._load_facebook(fb, started)
+
+    # -- X -----------------------------------------------------------------
+    def _load_x(self, x, started):
+        self.x_apps = {}
+        for i, app in enumerate(x.get("apps", [])):
+            where = "x.apps[%d]" % i
+            key = _need(app, "consumer_key", str, where)
+            _need(app, "consumer_secret", str, where)
+            merged = dict(X_APP_DEFAULTS)
+            merged.update(app)
+            merged.setdefault("name", key)
+            if merged["access_level"] not in ("read", "read-write"):
+                raise ConfigError("%s: access_level must be 'read' or 'read-write'" % where)
+            self.x_apps[key] = merged
+
+        self.x_users = {}
+        self.x_usernames = {}
+        for i, user in enumerate(x.get("users", [])):
+            where = "x.users[%d]" % i
+            uid = _need(user, "id", str, where)
+            name = _need(user, "username", str, where)
+            if not re.fullmatch(r"[0-9]{1,19}", uid):
+                raise ConfigError("%s: id must be 1-19 digits" % where)
+            if generated_index(uid) is not None:
+                raise ConfigError("%s: id %s lies in the generated-account range" % (where, uid))
+            if not re.fullmatch(r"[A-Za-z0-9_]{1,15}", name):
+                raise ConfigError("%s: username must match ^[A-Za-z0-9_]{1,15}$" % where)
+            if generated_index_by_username(name) is not None:
+                raise ConfigError("%s: username %s is reserved for generated accounts" % (where, name))
+            following = user.get("following", 0)
+            if not isinstance(following, int) or not 0 <= following <= GENERATED_SPACE:
+                raise ConfigError("%s: following must be an integer 0..%d" % (where, GENERATED_SPACE))
+            u = {"name": name, "follows": [], "protected": False, "verified": False,
+                 "description": "", "location": "", "url": "", "created_at": iso_time(started),
+                 "followers_count": 0, "tweet_count": 0, "listed_count": 0}
+            u.update(user)
+            u["following"] = following
+            u["seed"] = _seed("following:" + uid)
+            self.x_users[uid] = u
+            self.x_usernames[name.lower()] = u
+        for u in self.x_users.values():
+            for fid in u["follows"]:
+                if fid not in self.x_users:
+                    raise ConfigError("x.users %s: follows unknown user %s" % (u["id"], fid))
+
+        self.x_oauth1 = {}
+        self.x_bearers = {}
+        for i, tok in enumerate(x.get("tokens", [])):
+            where = "x.tokens[%d]" % i
+            kind = _need(tok, "type", str, where)
+            value = _need(tok, "token", str, where)
+            ck = tok.get("consumer_key")
+            if ck is not None and ck not in self.x_apps:
+                raise ConfigError("%s: unknown consumer_key %s" % (where, ck))
+            t = dict(tok)
+            t["label"] = tok.get("name") or token_label(value)
+            t["expires"] = _expiry(tok, started, where)
+            if kind == "oauth1":
+                _need(tok, "secret", str, where)
+                if ck is None:
+                    raise ConfigError("%s: oauth1 tokens need consumer_key" % where)
+                if _need(tok, "user_id", str, where) not in self.x_users:
+                    raise ConfigError("%s: unknown user_id" % where)
+                self.x_oauth1[value] = t
+            elif kind == "bearer":
+                if ck is None:
+                    raise ConfigError("%s: bearer tokens need consumer_key" % where)
+                self.x_bearers[value] = t
+            elif kind == "oauth2_user":
+                if _need(tok, "user_id", str, where) not in self.x_users:
+                    raise ConfigError("%s: unknown user_id" % where)
+                scopes = tok.get("scopes", [])
+                if not isinstance(scopes, list):
+                    raise ConfigError("%s: scopes must be a list" % where)
+                t["scopes"] = set(scopes)
+                self.x_bearers[value] = t
+            else:
+                raise ConfigError("%s: type must be oauth1, bearer or oauth2_user" % where)
+            if value in self.x_oauth1 and value in self.x_bearers:
+                raise ConfigError("%s: token %s used twice" % (where, t["label"]))
+
+        self.x_tweets = {}
+        for i, tw in enumerate(x.get("tweets", [])):
+            where = "x.tweets[%d]" % i
+            tid = _need(tw, "id", str, where)
+            if _need(tw, "author_id", str, where) not in self.x_users:
+                raise ConfigError("%s: unknown author_id" % where)
+            self.x_tweets[tid] = {"id": tid, "author_id": tw["author_id"],
+                                  "text": tw.get("text", ""),
+                                  "created_at": tw.get("created_at", iso_time(started))}
+        self.x_media_ids = set(str(m) for m in x.get("media_ids", []))
+
+        self.x_rate_limits = {}
+        limits = dict(DEFAULT_X_RATE_LIMITS)
+        limits.update(x.get("rate_limits", {}))
+        for endpoint, spec in limits.items():
+            self.x_rate_limits[endpoint] = _limit(spec, "x.rate_limits[%s]" % endpoint)
+        caps = dict(DEFAULT_X_POST_CAPS)
+        caps.update(x.get("post_caps", {}))
+        self.x_post_caps = {k: _limit(v, "x.post_caps.%s" % k) for k, v in caps.items()}
+        self.x_timestamp_window = float(x.get("timestamp_window", 300))
+        dw = x.get("duplicate_window")
+        self.x_duplicate_window = None if dw is None else float(dw)
+        self.x_problem_base = x.get("problem_base", "https://api.twitter.com/2/problems/")
+        self.x_429_style = x.get("v2_429_style", "problem")
+        if self.x_429_style not in ("problem", "legacy"):
+            raise ConfigError("x.v2_429_style must be 'problem' or 'legacy'")
+        self.x_max_length = int(x.get("max_weighted_length", 280))
+
+    # -- Facebook ------------------------------------------------------------
+    def _load_facebook(self, fb, started):
+        versions = fb.get("versions", {})
+        self.fb_oldest = _version_number(versions.get("oldest", "v21.0"), "facebook.versions.oldest")
+        self.fb_latest = _version_number(versions.get("latest", "v27.0"), "facebook.versions.latest")
+        self.fb_default_version = "v%d.0" % self.fb_latest
+
+        self.fb_apps = {}
+        for i, app in enumerate(fb.get("apps", [])):
+            where = "facebook.apps[%d]" % i
+            aid = _need(app, "id", str, where)
+            _need(app, "secret", str, where)
+            a = {"name": "app %s" % aid, "require_appsecret_proof": False}
+            a.update(app)
+            self.fb_apps[aid] = a
+
+        self.fb_users = {}
+        for i, user in enumerate(fb.get("users", [])):
+            where = "facebook.users[%d]" % i
+            uid = _need(user, "id", str, where)
+            perms = user.get("permissions", {})
+            if not isinstance(perms, dict) or any(
+                    s not in ("granted", "declined", "expired") for s in perms.values()):
+                raise ConfigError("%s: permissions must map names to granted/declined/expired" % where)
+            u = {"name": "user %s" % uid}
+            u.update(user)
+            u["permissions"] = dict(perms)
+            self.fb_users[uid] = u
+
+        self.fb_pages = {}
+        for i, page in enumerate(fb.get("pages", [])):
+            where = "facebook.pages[%d]" % i
+            pid = _need(page, "id", str, where)
+            p = {"name": "page %s" % pid, "category": "Software", "roles": {}, "blocked": False}
+            p.update(page)
+            self.fb_pages[pid] = p
+        overlap = set(self.fb_pages) & set(self.fb_users)
+        if overlap:
+            raise ConfigError("facebook: ids used for both users and pages: %s" % sorted(overlap))
+
+        self.fb_tokens = {}
+        for i, tok in enumerate(fb.get("tokens", [])):
+            where = "facebook.tokens[%d]" % i
+            value = _need(tok, "token", str, where)
+            kind = _need(tok, "type", str, where).upper()
+            app_id = _need(tok, "app_id", str, where)
+            if app_id not in self.fb_apps:
+                raise ConfigError("%s: unknown app_id" % where)
+            t = dict(tok)
+            t["type"] = kind
+            t["label"] = tok.get("name") or token_label(value)
+            t["expires"] = _expiry(tok, started, where)
+            t["issued_at"] = int(tok.get("issued_at", started))
+            if kind in ("USER", "PAGE"):
+                uid = _need(tok, "user_id", str, where)
+                if uid not in self.fb_users:
+                    raise ConfigError("%s: unknown user_id" % where)
+                if "scopes" in tok:
+                    t["scopes"] = list(tok["scopes"])
+                else:
+                    t["scopes"] = [p for p, s in self.fb_users[uid]["permissions"].items() if s == "granted"]
+            if kind == "PAGE":
+                if _need(tok, "page_id", str, where) not in self.fb_pages:
+                    raise ConfigError("%s: unknown page_id" % where)
+            elif kind not in ("USER", "APP"):
+                raise ConfigError("%s: type must be USER, PAGE or APP" % where)
+            self.fb_tokens[value] = t
+        for aid, app in self.fb_apps.items():
+            value = "%s|%s" % (aid, app["secret"])
+            self.fb_tokens.setdefault(value, {"token": value, "type": "APP", "app_id": aid,
+                                              "label": "app:%s" % aid, "expires": None,
+                                              "issued_at": int(started), "scopes": []})
+
+        limits = dict(DEFAULT_FB_LIMITS)
+        limits.update(fb.get("limits", {}))
+        self.fb_limits = {k: _limit(v, "facebook.limits.%s" % k) for k, v in limits.items()}
+        dw = fb.get("duplicate_window")
+        self.fb_duplicate_window = None if dw is None else float(dw)
+        self.fb_scheduled_min = float(fb.get("scheduled_min_seconds", 600))
+        self.fb_scheduled_max = float(fb.get("scheduled_max_seconds", 30 * 86400))
+        self.fb_proof_max_age = float(fb.get("appsecret_time_window", 300))
+
+    def lift_limits(self):
+        """--no-rate-limits: every window and cap becomes 10**9 (headers stay)."""
+        self.x_rate_limits = {k: _lift(v) for k, v in self.x_rate_limits.items()}
+        self.x_post_caps = {k: _lift(v) for k, v in self.x_post_caps.items()}
+        self.fb_limits = {k: _lift(v) for k, v in self.fb_limits.items()}
+
+
+def _lift(spec):
+    if spec is None:
+        return None
+    out = dict(spec, limit=UNLIMITED)
+    if "app_limit" in out:
+        out["app_limit"] = UNLIMITED
+    return out
+
+
+UNLIMITED = 10 ** 9
+
+
+def _version_number(text, where):
+    m = re.fullmatch(r"v?([0-9]+)\.0", str(text))
+    if not m:
+        raise ConfigError("%s: must look like v27.0" % where)
+    return int(m.group(1))
+
+
+# ---------------------------------------------------------------------------
+# Rate-limit windows
+
+class Window:
+    __slots__ = ("reset", "count")
+
+    def __init__(self, reset):
+        self.reset = reset
+        self.count = 0
+
+
+class Windows:
+    """Fixed windows keyed by (bucket, identity). A window opens at the first
+    request and closes `window` seconds later."""
+
+    def __init__(self):
+        self.table = {}
+
+    def peek(self, key, window, now):
+        w = self.table.get(key)
+        if w is None or now >= w.reset:
+            w = Window(now + window)
+            self.table[key] = w
+        return w
+
+    def take(self, key, limit, window, now):
+        """Counts one request if the window has room. Returns
+        (allowed, limit, remaining, reset_epoch)."""
+        w = self.peek(key, window, now)
+        if w.count >= limit:
+            return False, limit, 0, w.reset
+        w.count += 1
+        return True, limit, limit - w.count, w.reset
+
+    def clear(self):
+        self.table.clear()
+
+
+# ---------------------------------------------------------------------------
+# Faults
+
+FAULT_KINDS = ("status", "error", "reset_before", "reset_after", "delay", "truncate",
+               "malformed", "hang", "null")
+MATCH_KEYS = ("method", "path", "path_prefix", "path_regex", "endpoint", "service",
+              "body_contains", "credential", "batch_item")
+
+
+class Fault:
+    def __init__(self, spec, fault_id):
+        if not isinstance(spec, dict):
+            raise ValueError("a fault must be an object")
+        kind = spec.get("kind")
+        if kind not in FAULT_KINDS:
+            raise ValueError("fault kind must be one of %s" % ", ".join(FAULT_KINDS))
+        match = spec.get("match", {})
+        if not isinstance(match, dict):
+            raise ValueError("fault match must be an object")
+        unknown = set(match) - set(MATCH_KEYS)
+        if unknown:
+            raise ValueError("unknown match keys: %s" % ", ".join(sorted(unknown)))
+        count = spec.get("count", 1)
+        if count is not None and (not isinstance(count, int) or count < 1):
+            raise ValueError("count must be an integer >= 1 or null (unlimited)")
+        skip = spec.get("skip", 0)
+        if not isinstance(skip, int) or skip < 0:
+            raise ValueError("skip must be an integer >= 0")
+        if kind == "status" and not isinstance(spec.get("status", 503), int):
+            raise ValueError("status must be an integer")
+        if kind == "error" and not isinstance(spec.get("code"), int) and not spec.get("problem"):
+            raise ValueError("an error fault needs an integer code (or, for X v2, a problem)")
+        if kind == "null" and not match.get("batch_item"):
+            raise ValueError("kind null applies to Graph batch items only (match.batch_item: true)")
+        self.id = str(spec.get("id") or fault_id)
+        self.kind = kind
+        self.spec = spec
+        self.match = match
+        self.remaining = count
+        self.skip = skip
+        self.hits = 0
+        self.regex = re.compile(match["path_regex"]) if "path_regex" in match else None
+        self.batch_item = bool(match.get("batch_item", False))
+
+    def matches(self, info):
+        m = self.match
+        if self.batch_item != info.get("batch_item", False):
+            return False
+        if "method" in m and m["method"].upper() != info["method"]:
+            return False
+        if "path" in m and m["path"] != info["path"]:
+            return False
+        if "path_prefix" in m and not info["path"].startswith(m["path_prefix"]):
+            return False
+        if self.regex is not None and not self.regex.search(info["path"]):
+            return False
+        if "endpoint" in m and m["endpoint"] != info.get("endpoint"):
+            return False
+        if "service" in m and m["service"] != info.get("service"):
+            return False
+        if "body_contains" in m and m["body_contains"] not in info.get("body_text", ""):
+            return False
+        if "credential" in m and m["credential"] != info.get("credential"):
+            return False
+        return True
+
+    def describe(self):
+        d = dict(self.spec)
+        d["id"] = self.id
+        d["remaining"] = self.remaining
+        d["hits"] = self.hits
+        return d
+
+
+# ---------------------------------------------------------------------------
+# The world
+
+class World:
+    def __init__(self, raw_config, *, verify_signatures=True, log_limit=50000, unlimited=False):
+        self.started = time.time()
+        self.raw_config = raw_config
+        self.config = Config(raw_config, self.started)
+        if unlimited:
+            self.config.lift_limits()
+        self.verify_signatures = verify_signatures
+        self.lock = threading.Lock()
+        self.log_limit = log_limit
+        self._fault_ids = itertools.count(1)
+        self._snowflake_last = 0
+        self._reset_state()
+
+    def _reset_state(self):
+        cfg = self.config
+        self.faults = []
+        self.latency_ms = 0
+        self.revoked = {}          # token -> subcode (Graph) / True
+        self.expired = set()       # tokens expired by the control API
+        self.windows = Windows()
+        self.nonces = {}           # (consumer_key, token, nonce) -> expiry time
+        self._nonce_sweep = 0.0
+        self.log = collections.deque(maxlen=self.log_limit)
+        self.log_seq = 0
+        self.posts = []
+        self.post_index = {}       # post id -> post
+        self.x_texts = {}          # author id -> {text: created epoch}
+        self.fb_texts = {}         # page id -> {(message, link): created epoch}
+        self.x_tweets = dict(cfg.x_tweets)
+        self.fb_posts = {}         # post id -> post
+        self.fb_page_posts = collections.defaultdict(list)
+        self.x_rate_limits = dict(cfg.x_rate_limits)
+        self.fb_limits = dict(cfg.fb_limits)
+        self.usage_caps = {k: a["usage_cap"] for k, a in cfg.x_apps.items() if a.get("usage_cap")}
+        self.fb_permissions = {uid: dict(u["permissions"]) for uid, u in cfg.fb_users.items()}
+        self.fb_extra_tokens = {}  # long-lived tokens minted by fb_exchange_token
+
+    def reset(self):
+        with self.lock:
+            self._reset_state()
+
+    # -- ids -------------------------------------------------------------------
+    def snowflake(self, now):
+        """A 19-digit, strictly increasing id shaped like an X snowflake."""
+        sid = (int(now * 1000) - TWITTER_EPOCH_MS) << 22
+        if sid <= self._snowflake_last:
+            sid = self._snowflake_last + 1
+        self._snowflake_last = sid
+        return str(sid)
+
+    # -- tokens ------------------------------------------------------------------
+    def token_state(self, token, expires, now):
+        """'ok', 'revoked' or 'expired' (caller holds the lock or accepts a race)."""
+        if token in self.revoked:
+            return "revoked"
+        if token in self.expired or (expires is not None and now >= expires):
+            return "expired"
+        return "ok"
+
+    # -- faults -------------------------------------------------------------------
+    def add_fault(self, spec):
+        fault = Fault(spec, "f%d" % next(self._fault_ids))
+        self.faults.append(fault)
+        return fault.id
+
+    def take_fault(self, info):
+        """The first active fault matching the request, consuming one use."""
+        if not self.faults:
+            return None
+        for fault in self.faults:
+            if fault.remaining == 0 or not fault.matches(info):
+                continue
+            if fault.skip > 0:
+                fault.skip -= 1
+                continue
+            fault.hits += 1
+            if fault.remaining is not None:
+                fault.remaining -= 1
+            return fault
+        return None
+
+    # -- nonces -------------------------------------------------------------------
+    def use_nonce(self, key, now, lifetime):
+        """Records a nonce; False if it was already used within its lifetime."""
+        if now - self._nonce_sweep > 30:
+            self._nonce_sweep = now
+            stale = [k for k, exp in self.nonces.items() if exp <= now]
+            for k in stale:
+                del self.nonces[k]
+        exp = self.nonces.get(key)
+        if exp is not None and exp > now:
+            return False
+        self.nonces[key] = now + lifetime
+        return True
+
+    # -- posts ----------------------------------------------------------------------
+    def record_post(self, post):
+        self.posts.append(post)
+        self.post_index[post["id"]] = post
+
+    def posts_view(self, service=None):
+        posts = [p for p in self.posts if service is None or p["service"] == service]
+        counts = collections.Counter(p["text"] for p in posts)
+        return {"posts": posts, "counts": dict(counts),
+                "duplicates": sorted(t for t, n in counts.items() if n > 1),
+                "total": len(posts)}
+
+    # -- log -------------------------------------------------------------------------
+    def append_log(self, entry):
+        self.log_seq += 1
+        entry["seq"] = self.log_seq
+        self.log.append(entry)
+        return entry
+
+    # -- control view -----------------------------------------------------------------
+    def describe(self):
+        return {
+            "started": self.started,
+            "faults": [f.describe() for f in self.faults],
+            "latency_ms": self.latency_ms,
+            "revoked": sorted(self._label(t) for t in self.revoked),
+            "expired": sorted(self._label(t) for t in self.expired),
+            "x_rate_limits": self.x_rate_limits,
+            "facebook_limits": self.fb_limits,
+            "usage_caps": self.usage_caps,
+            "verify_signatures": self.verify_signatures,
+            "log_entries": len(self.log),
+            "posts": len(self.posts),
+        }
+
+    def _label(self, token):
+        cfg = self.config
+        for table in (cfg.x_oauth1, cfg.x_bearers, cfg.fb_tokens, self.fb_extra_tokens):
+            if token in table:
+                return table[token]["label"]
+        return token_label(token)
+
+    def known_token(self, token):
+        cfg = self.config
+        return any(token in t for t in (cfg.x_oauth1, cfg.x_bearers, cfg.fb_tokens,
+                                         self.fb_extra_tokens))
+
+
+def load_config(path):
+    with open(path, encoding="utf-8") as f:
+        try:
+            return json.load(f)
+        except json.JSONDecodeError as e:
+            raise ConfigError("%s: not valid JSON: %s" % (path, e))
+
+
+def ceil_epoch(t):
+    return int(math.ceil(t))
