@@ -1,0 +1,358 @@
+"""The documentation says what the tools do: one truth for --help, man pages and completions.
+
+For every tool that has a man page in man/ and a built binary (the `tool`
+fixture: $SOCIALPIPE_BIN, else .build/release), the long and short options
+that `--help` lists are exactly those of the man page's OPTIONS section and
+those the bash, zsh and fish completions offer, and the fixed choices of
+--format and --api agree everywhere. A tool whose binary is not built yet is
+skipped, saying so. Every page passes `mandoc -Tlint -W warning`; the README
+names the two first-run commands; socialpipe.7 lists the contract's exit
+statuses.
+
+The completions are exercised, not grepped: bash through its completion
+function, zsh through a real completion widget in a pseudo-terminal, fish
+through `complete -C`.
+"""
+import functools
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+MAN = ROOT / "man"
+COMPLETIONS = ROOT / "completions"
+README = ROOT / "README.md"
+MAKEFILE = ROOT / "Makefile"
+
+TOOLS = sorted(p.stem for p in MAN.glob("*.1"))
+PAGES = sorted(p.name for p in MAN.iterdir() if re.fullmatch(r".+\.[1-9]", p.name))
+# Options whose value is one of a fixed set, wherever a tool has them.
+CHOICE_OPTIONS = ("format", "api")
+# Contract §3 (docs/contract.md): 0, 1, 2, 3, 130/143, and 141 for a closed stdout.
+CONTRACT_EXIT_STATUSES = {0, 1, 2, 3, 130, 141, 143}
+BASH_COMPLETION = pathlib.Path("/usr/share/bash-completion/bash_completion")
+TIMEOUT = 60
+
+
+# --------------------------------------------------------------------------------------
+# what --help says
+# --------------------------------------------------------------------------------------
+
+def built(tool, name):
+    path = tool(name)
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        pytest.skip("%s is not built (no executable at %s); its docs are checked once it is"
+                    % (name, path))
+    return path
+
+
+def run(argv, env=None, **kwargs):
+    env = dict(env or os.environ, LC_ALL="C.UTF-8", LANG="C.UTF-8")
+    return subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT,
+                          stdin=subprocess.DEVNULL, env=env, **kwargs)
+
+
+def option_names(words):
+    """(long names, short letters) among option words such as --format, --format=, -h."""
+    longs = {w[2:].rstrip("=") for w in words if w.startswith("--") and len(w) > 2}
+    shorts = {w[1] for w in words if re.fullmatch(r"-[A-Za-z0-9]", w)}
+    return longs, shorts
+
+
+def help_text(path):
+    p = run([path, "--help"])
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def help_options(path):
+    """Options of the --help 'Options:' block: lines like '  -j, --parallel N  text'."""
+    words = []
+    block = help_text(path).split("\nOptions:\n", 1)[1].split("\n\n", 1)[0]
+    for line in block.splitlines():
+        m = re.match(r"\s+(?:(-[A-Za-z0-9]),\s+)?(--[A-Za-z0-9][A-Za-z0-9-]*)", line)
+        assert m, "unexpected line in the Options block of --help: %r" % line
+        words += [w for w in m.groups() if w]
+    return option_names(words)
+
+
+def help_choices(path, option):
+    """The values the tool accepts for --option, from its usage error on a bad one."""
+    p = run([path, "--%s=not-a-choice" % option])
+    assert p.returncode == 2, p.stderr
+    m = re.search(r"is not one of (.+)", p.stderr)
+    assert m, "no list of choices in: %r" % p.stderr
+    return set(re.split(r",\s*|\s+or\s+", m.group(1).strip()))
+
+
+# --------------------------------------------------------------------------------------
+# what the man pages say
+# --------------------------------------------------------------------------------------
+
+def man_source(name):
+    return (MAN / name).read_text(encoding="utf-8")
+
+
+def man_section(text, title):
+    m = re.search(r"(?ms)^\.Sh %s\n(.*?)(?=^\.Sh |\Z)" % re.escape(title), text)
+    assert m, "no .Sh %s" % title
+    return m.group(1)
+
+
+def man_options(name):
+    """Options that head an .It entry of the OPTIONS section (`.It Fl j Ar n , Fl -parallel Ar n`)."""
+    words = []
+    for line in man_section(man_source(name), "OPTIONS").splitlines():
+        if line.startswith(".It ") and re.search(r"\bFl\b", line):
+            for token in re.findall(r"\bFl\s+(-?[A-Za-z0-9][A-Za-z0-9-]*)", line):
+                words.append("-" + token)
+    return option_names(words)
+
+
+def man_choices(name, option):
+    """The Cm values in the description of `.It Fl -option` of the OPTIONS section."""
+    section = man_section(man_source(name), "OPTIONS")
+    m = re.search(r"(?ms)^\.It Fl -%s\b[^\n]*\n(.*?)(?=^\.It Fl |\Z)" % re.escape(option), section)
+    assert m, "%s: no .It Fl -%s in OPTIONS" % (name, option)
+    return set(re.findall(r"\bCm\s+([^\s,;.()]+(?:\.[0-9]+)?)", m.group(1)))
+
+
+# --------------------------------------------------------------------------------------
+# what the completions offer
+# --------------------------------------------------------------------------------------
+
+def need(program):
+    if shutil.which(program) is None:
+        pytest.skip("%s is not installed (make deps installs it)" % program)
+
+
+BASH_DRIVER = r'''
+source /usr/share/bash-completion/bash_completion || exit 3
+source "$1" || exit 3
+spec=$(complete -p "$2") || exit 4
+func=$(sed -n 's/.* -F \([^ ]*\) .*/\1/p' <<<"$spec")
+[[ -n $func ]] || exit 5
+shift
+COMP_WORDS=("$@"); COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
+"$func" "${COMP_WORDS[0]}" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+printf '%s\n' "${COMPREPLY[@]}"
+'''
+
+# Types a command line into an interactive zsh in a pseudo-terminal, presses
+# Tab, and prints every match the completion system adds (after the technique
+# of zsh-capture-completion).
+ZSH_DRIVER = r'''
+zmodload zsh/zpty || exit 3
+zpty z zsh -f -i
+local line
+zpty -w z "source ${(q)1}"
+repeat 8; do
+  zpty -r z line
+  [[ $line == ok* ]] && break
+done
+[[ $line == ok* ]] || { print -u2 'zsh did not start'; exit 2 }
+zpty -w z "$2"$'\t'
+integer seen=0
+while zpty -r z; do :; done | while IFS= read -r line; do
+  if [[ $line == *$'\0\r' ]]; then
+    (( seen++ )) && exit 0 || continue
+  fi
+  (( seen )) && print -r -- ${line%$'\r'}
+done
+exit 2
+'''
+
+ZSH_SETUP = r'''
+PROMPT=
+fpath=(%(fpath)s $fpath)
+autoload -U compinit
+compinit -u -d %(dump)s
+bindkey '^M' undefined
+bindkey '^J' undefined
+bindkey '^I' complete-word
+null-line () { echo -E - $'\0' }
+compprefuncs=( null-line )
+comppostfuncs=( null-line exit )
+zstyle ':completion:*' list-grouped false
+zstyle ':completion:*' insert-tab false
+compadd () {
+  if [[ ${@[1,(i)(-|--)]} == *-(O|A|D)\ * ]]; then
+    builtin compadd "$@"
+    return $?
+  fi
+  typeset -a __hits
+  builtin compadd -A __hits "$@"
+  (( $#__hits )) || return
+  local hit
+  for hit in $__hits; do echo -E - $IPREFIX$hit; done
+}
+echo ok
+'''
+
+
+@functools.lru_cache(maxsize=None)
+def bash_complete(name, *words):
+    need("bash")
+    if not BASH_COMPLETION.exists():
+        pytest.skip("bash-completion is not installed (make deps installs it)")
+    p = run(["bash", "-c", BASH_DRIVER, "bash", str(COMPLETIONS / "bash" / name), name, *words])
+    assert p.returncode == 0, "bash completion for %s did not load (status %d): %s" % (
+        name, p.returncode, p.stderr)
+    return tuple(w for w in p.stdout.split("\n") if w)
+
+
+@functools.lru_cache(maxsize=None)
+def zsh_complete(name, line):
+    need("zsh")
+    with tempfile.TemporaryDirectory() as tmp:
+        setup = pathlib.Path(tmp) / "setup.zsh"
+        setup.write_text(ZSH_SETUP % {"fpath": COMPLETIONS / "zsh", "dump": pathlib.Path(tmp) / "zcompdump"})
+        p = run(["zsh", "-f", "-c", ZSH_DRIVER, "zsh", str(setup), line], cwd=tmp)
+    assert p.returncode == 0, "zsh completion of %r failed (status %d): %s" % (line, p.returncode, p.stderr)
+    return tuple(w for w in p.stdout.split("\n") if w)
+
+
+@functools.lru_cache(maxsize=None)
+def fish_complete(name, line, bindir):
+    need("fish")
+    # As installed: found through fish_complete_path and loaded on first use,
+    # which fish does only for a command it can find on PATH.
+    script = "set -p fish_complete_path %s; complete -C%s" % (
+        _fish_quote(str(COMPLETIONS / "fish")), _fish_quote(line))
+    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"))
+    p = run(["fish", "--no-config", "-c", script], env=env)
+    assert p.returncode == 0, p.stderr
+    return tuple(w.split("\t", 1)[0] for w in p.stdout.split("\n") if w)
+
+
+def _fish_quote(s):
+    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def completion_options(shell, name, bindir):
+    if shell == "bash":
+        longs, _ = option_names(bash_complete(name, name, "--"))
+        _, shorts = option_names(bash_complete(name, name, "-"))
+    elif shell == "zsh":
+        longs, _ = option_names(zsh_complete(name, name + " --"))
+        _, shorts = option_names(zsh_complete(name, name + " -"))
+    else:
+        longs, _ = option_names(fish_complete(name, name + " --", bindir))
+        _, shorts = option_names(fish_complete(name, name + " -", bindir))
+    return longs, shorts
+
+
+def completion_choices(shell, name, option, bindir):
+    if shell == "bash":
+        words = bash_complete(name, name, "--" + option, "")
+    elif shell == "zsh":
+        words = zsh_complete(name, "%s --%s " % (name, option))
+    else:
+        words = fish_complete(name, "%s --%s " % (name, option), bindir)
+    return set(words)
+
+
+# --------------------------------------------------------------------------------------
+# the tests
+# --------------------------------------------------------------------------------------
+
+def test_there_are_man_pages_for_tools():
+    assert "oauth-sign" in TOOLS
+    assert (MAN / "socialpipe.7").exists()
+
+
+@pytest.mark.parametrize("name", TOOLS)
+def test_man_page_options_are_the_help_options(tool, name):
+    expected = help_options(built(tool, name))
+    longs, shorts = man_options(name + ".1")
+    assert longs == expected[0], "long options: man page vs --help"
+    assert shorts == expected[1], "short options: man page vs --help"
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+@pytest.mark.parametrize("name", TOOLS)
+def test_completion_offers_the_help_options(tool, name, shell):
+    path = built(tool, name)
+    expected = help_options(path)
+    longs, shorts = completion_options(shell, name, os.path.dirname(path))
+    assert longs == expected[0], "long options: %s completion vs --help" % shell
+    assert shorts == expected[1], "short options: %s completion vs --help" % shell
+
+
+@pytest.mark.parametrize("name", TOOLS)
+def test_choices_agree_between_help_man_page_and_completions(tool, name):
+    path = built(tool, name)
+    longs, _ = help_options(path)
+    checked = [o for o in CHOICE_OPTIONS if o in longs]
+    if not checked:
+        pytest.skip("%s has none of --%s" % (name, ", --".join(CHOICE_OPTIONS)))
+    for option in checked:
+        choices = help_choices(path, option)
+        assert man_choices(name + ".1", option) == choices, "--%s: man page vs the tool" % option
+        for shell in ("bash", "zsh", "fish"):
+            assert completion_choices(shell, name, option, os.path.dirname(path)) == choices, \
+                "--%s: %s completion vs the tool" % (option, shell)
+
+
+@pytest.mark.parametrize("name", TOOLS)
+def test_man_page_lists_the_exit_statuses_of_help(tool, name):
+    text = help_text(built(tool, name))
+    m = re.search(r"(?s)Exit status:(.*?)(?:\n\n|\Z)", text)
+    if not m:
+        pytest.skip("%s --help names no exit statuses" % name)
+    in_help = {int(n) for n in re.findall(r"\b\d+\b", re.sub(r"\(\d\)", "", m.group(1)))}
+    in_page = man_exit_statuses(name + ".1")
+    assert in_help <= in_page
+
+
+def man_exit_statuses(page):
+    section = man_section(man_source(page), "EXIT STATUS")
+    return {int(n) for n in re.findall(r"(?m)^\.It (?:Sy )?(\d+)\s*$", section)}
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_man_page_is_lint_clean(page):
+    need("mandoc")
+    p = run(["mandoc", "-Tlint", "-W", "warning", str(MAN / page)])
+    assert p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(), p.stdout + p.stderr
+
+
+def test_readme_names_the_first_run_commands():
+    text = README.read_text(encoding="utf-8")
+    assert "make demo" in text
+    assert "make test" in text
+
+
+def test_overview_page_lists_every_contract_exit_status():
+    assert man_exit_statuses("socialpipe.7") == CONTRACT_EXIT_STATUSES
+
+
+def test_contract_exit_statuses_are_still_these():
+    candidates = [os.environ.get("SOCIALPIPE_CONTRACT"), ROOT / "docs" / "contract.md",
+                  ROOT.parent / "shared" / "docs" / "contract.md"]
+    contract = next((pathlib.Path(c) for c in candidates if c and pathlib.Path(c).is_file()), None)
+    if contract is None:
+        pytest.skip("docs/contract.md not found (set SOCIALPIPE_CONTRACT to check against it)")
+    text = contract.read_text(encoding="utf-8")
+    section = re.search(r"(?ms)^## 3\. Exit status\n(.*?)(?=^## )", text).group(1)
+    statuses = set()
+    for cell in re.findall(r"(?m)^\|\s*([0-9][0-9 /]*)\|", section):
+        statuses |= {int(n) for n in cell.split("/")}
+    statuses |= {int(n) for n in re.findall(r"exit status (\d+)", section)}
+    assert statuses == CONTRACT_EXIT_STATUSES
+
+
+def test_every_installed_tool_has_its_docs():
+    m = re.search(r"(?m)^TOOLS\s*=\s*(.*)$", MAKEFILE.read_text(encoding="utf-8"))
+    assert m, "no TOOLS = line in the Makefile"
+    for name in m.group(1).split():
+        assert (MAN / (name + ".1")).is_file(), name
+        assert (COMPLETIONS / "bash" / name).is_file(), name
+        assert (COMPLETIONS / "zsh" / ("_" + name)).is_file(), name
+        assert (COMPLETIONS / "fish" / (name + ".fish")).is_file(), name

@@ -1,0 +1,48 @@
+# fish completion for tw-post(1), part of socialpipe
+
+# Profile names of the credentials file in use (needs jq).
+function __socialpipe_profiles
+    set -l file
+    set -l tokens (commandline -opc)
+    for i in (seq (count $tokens))
+        switch $tokens[$i]
+            case --credentials
+                set file $tokens[(math $i + 1)]
+            case '--credentials=*'
+                set file (string replace -- --credentials= '' $tokens[$i])
+        end
+    end
+    test -n "$file"; or set file $SOCIALPIPE_CREDENTIALS
+    if test -z "$file"
+        set -q XDG_CONFIG_HOME[1]; and test -n "$XDG_CONFIG_HOME"
+        and set file $XDG_CONFIG_HOME/socialpipe/credentials.json
+        or set file $HOME/.config/socialpipe/credentials.json
+    end
+    set file (string replace -r '^~/' "$HOME/" -- $file)
+    test -r "$file"; and command -q jq; or return 0
+    jq -r '.profiles | keys[]' -- $file 2>/dev/null
+end
+
+complete -c tw-post -f
+complete -c tw-post -l thread -d 'Each post replies to the one before it'
+complete -c tw-post -l api -x -a '2\t"API v2 (default)" 1.1\t"API v1.1"' -d 'API version'
+complete -c tw-post -l max-length -x -d 'Largest weighted length accepted (default 280)'
+complete -c tw-post -l no-length-check -d 'Do not measure the text'
+complete -c tw-post -s j -l parallel -x -d 'At most N posts in flight (default 1)'
+complete -c tw-post -l unordered -d 'Write outcomes as they complete'
+complete -c tw-post -l dry-run -d 'Build and sign each request, send nothing'
+complete -c tw-post -l timeout -x -d 'Per-request timeout in seconds (default 30)'
+complete -c tw-post -l retries -x -d 'Retries for retryable failures (default 3)'
+complete -c tw-post -l max-wait -x -d 'Longest rate-limit wait in seconds (default 900)'
+complete -c tw-post -l api-base -x -d 'Base URL of the API'
+complete -c tw-post -l cacert -rF -d 'CA bundle to trust'
+complete -c tw-post -l credentials -rF -d 'Credentials file'
+complete -c tw-post -l profile -x -a '(__socialpipe_profiles)' -d 'Profile in the credentials file'
+complete -c tw-post -s R -l raw-input -d 'Each input line is the text of a post'
+complete -c tw-post -l max-line -x -d 'Longest accepted input line (bytes)'
+complete -c tw-post -s v -l verbose -d 'Log each request on stderr'
+complete -c tw-post -s q -l quiet -d 'No progress line'
+complete -c tw-post -l progress -d 'Show the progress line'
+complete -c tw-post -l no-progress -d 'Never show the progress line'
+complete -c tw-post -s h -l help -d 'Show the help and exit'
+complete -c tw-post -l version -d 'Show the version and exit'
