@@ -1,0 +1,235 @@
+#!/bin/sh
+# oauth-sign benchmark (`make bench`): throughput against oauthlib, a liboauth
+# program and a jansson-only floor, then start-up against curl. A report, not a
+# test: exits 0 when a goal is missed, non-zero only when the bench cannot run.
+#
+# Environment: SOCIALPIPE_BIN (directory holding oauth-sign; required),
+# PYTHON (a python with oauthlib; default python3), BENCH_RECORDS (default
+# 100000), BENCH_RUNS (timed runs per contender, best is kept; default 3),
+# CC (default cc).
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+out="$here/out"
+bin=${SOCIALPIPE_BIN:?SOCIALPIPE_BIN must name the directory holding oauth-sign}
+python=${PYTHON:-python3}
+records=${BENCH_RECORDS:-100000}
+runs=${BENCH_RUNS:-3}
+cc=${CC:-cc}
+oauth_sign="$bin/oauth-sign"
+input="$out/records.jsonl"
+log="$out/hyperfine.log"
+
+# Goals (issue): oauth-sign >= 1.5x liboauth, >= 8x oauthlib, >= 60 % of the
+# floor's throughput; start-up <= 1.2x curl's.
+goal_liboauth=1.5
+goal_oauthlib=8
+goal_floor=60
+goal_startup=1.2
+
+mkdir -p "$out"
+: >"$log"
+
+# Every contender takes the same (made-up) credentials from the environment,
+# as a user of oauth-sign would give them; none is in the records.
+TW_CONSUMER_KEY=xvz1evFS4wEEPTGEFPHBog
+TW_CONSUMER_SECRET=kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw
+TW_ACCESS_TOKEN=370773112-GmHxMAgYyLbNEtIKZeRNFsMKPR9EyMZeS9weJAEb
+TW_ACCESS_TOKEN_SECRET=LswwdoUaIvS8ltyTt5jkRh4J50vUPVVHtR2YPi5kE
+export TW_CONSUMER_KEY TW_CONSUMER_SECRET TW_ACCESS_TOKEN TW_ACCESS_TOKEN_SECRET
+# Keep the user's own credentials file and profile out of the measurement.
+XDG_CONFIG_HOME="$out/xdg-config"
+export XDG_CONFIG_HOME
+unset SOCIALPIPE_CREDENTIALS SOCIALPIPE_PROFILE TW_BEARER_TOKEN || true
+
+die() {
+    echo "bench: $*" >&2
+    exit 1
+}
+
+command -v hyperfine >/dev/null 2>&1 || die "hyperfine not found (make deps)"
+pkg-config --exists jansson oauth || die "jansson/liboauth development files not found (make deps)"
+"$python" -c 'import oauthlib' 2>/dev/null || die "$python cannot import oauthlib (make venv)"
+
+echo "bench: compiling the C contenders into bench/out"
+# The pkg-config flags are several words on purpose.
+# shellcheck disable=SC2046
+"$cc" -O2 -o "$out/liboauth_sign" "$here/liboauth_sign.c" $(pkg-config --cflags --libs jansson oauth)
+# shellcheck disable=SC2046
+"$cc" -O2 -o "$out/floor" "$here/floor.c" $(pkg-config --cflags --libs jansson)
+
+echo "bench: generating $records records (seeded)"
+"$python" "$here/gen_oauth_records.py" -n "$records" -o "$input"
+input_bytes=$(wc -c <"$input" | tr -d ' ')
+
+# Seconds of the fastest of the runs in a hyperfine JSON export.
+best_seconds() {
+    "$python" -c 'import json, sys; print("%.4f" % min(json.load(open(sys.argv[1]))["results"][0]["times"]))' "$1"
+}
+
+# measure NAME COMMAND: time COMMAND (reads $input, writes $out/NAME.out) and
+# check it wrote one successful envelope per record. Prints the best seconds,
+# or nothing when the contender failed.
+measure() {
+    name=$1
+    command=$2
+    echo "bench: timing $name ($runs runs)" >&2
+    if ! hyperfine --style none --runs "$runs" --export-json "$out/$name.json" \
+        --command-name "$name" "$command" >>"$log" 2>&1; then
+        echo "bench: $name failed; see bench/out/hyperfine.log" >&2
+        return 0
+    fi
+    lines=$(wc -l <"$out/$name.out" | tr -d ' ')
+    ok=$(grep -c '^{"ok":true' "$out/$name.out" || true)
+    if [ "$lines" != "$records" ] || [ "$ok" != "$records" ]; then
+        echo "bench: $name wrote $lines lines, $ok successful, for $records records" >&2
+    fi
+    best_seconds "$out/$name.json"
+}
+
+bytes_of() {
+    if [ -f "$1" ]; then wc -c <"$1" | tr -d ' '; else echo 0; fi
+}
+
+if [ -x "$oauth_sign" ]; then
+    t_sign=$(measure oauth-sign "'$oauth_sign' <'$input' >'$out/oauth-sign.out'")
+else
+    echo "bench: $oauth_sign not found; build it first (make build)" >&2
+    t_sign=""
+fi
+t_liboauth=$(measure liboauth "'$out/liboauth_sign' <'$input' >'$out/liboauth.out'")
+t_oauthlib=$(measure oauthlib "'$python' '$here/oauthlib_sign.py' <'$input' >'$out/oauthlib.out'")
+
+# The floor writes as many bytes per input byte as oauth-sign did.
+rm -f "$out/floor.out"
+if [ -n "$t_sign" ]; then
+    ratio_source=oauth-sign
+    pad_ratio=$(awk -v o="$(bytes_of "$out/oauth-sign.out")" -v i="$input_bytes" 'BEGIN { printf "%.4f", o / i }')
+else
+    ratio_source=liboauth
+    pad_ratio=$(awk -v o="$(bytes_of "$out/liboauth.out")" -v i="$input_bytes" 'BEGIN { printf "%.4f", o / i }')
+fi
+t_floor=$(measure floor "'$out/floor' $pad_ratio <'$input' >'$out/floor.out'")
+
+echo "bench: timing start-up (200 runs each)" >&2
+t_start_sign=""
+t_start_curl=""
+if [ -x "$oauth_sign" ] && hyperfine -N --style none --warmup 20 --runs 200 --export-json "$out/startup.json" \
+    --command-name oauth-sign "'$oauth_sign'" \
+    --command-name curl "curl -s file:///dev/null" >>"$log" 2>&1; then
+    startup=$("$python" -c '
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    print("%.3f %.3f %.3f" % (r["median"] * 1e3, r["mean"] * 1e3, r["stddev"] * 1e3))' "$out/startup.json")
+    t_start_sign=$(echo "$startup" | sed -n 1p)
+    t_start_curl=$(echo "$startup" | sed -n 2p)
+fi
+
+# ---------------------------------------------------------------- report
+verdicts="$out/verdicts"
+: >"$verdicts"
+
+# verdict LABEL OK: record PASS/MISS for the summary, print it.
+verdict() {
+    if [ "$2" = 1 ]; then
+        echo "PASS $1" >>"$verdicts"
+        printf 'PASS'
+    else
+        echo "MISS $1" >>"$verdicts"
+        printf 'MISS'
+    fi
+}
+
+rate() {
+    awk -v n="$records" -v t="$1" 'BEGIN { printf "%.0f", n / t }'
+}
+
+row() { # name seconds bytes comparison
+    if [ -n "$2" ]; then
+        printf '  %-22s %9s %11s %9s   %s\n' "$1" "$2" "$(rate "$2")" \
+            "$(awk -v b="$3" 'BEGIN { printf "%.1f", b / 1e6 }')" "$4"
+    else
+        printf '  %-22s %9s %11s %9s   %s\n' "$1" "n/a" "-" "-" "$4"
+    fi
+}
+
+# compare SECONDS GOAL LABEL: oauth-sign's speed-up over a contender, with its goal.
+compare() {
+    if [ -z "$t_sign" ] || [ -z "$1" ]; then
+        echo "n/a (not measured)"
+        echo "MISS $3 (not measured)" >>"$verdicts"
+        return
+    fi
+    x=$(awk -v a="$1" -v b="$t_sign" 'BEGIN { printf "%.2f", a / b }')
+    pass=$(awk -v x="$x" -v g="$2" 'BEGIN { print (x >= g) ? 1 : 0 }')
+    printf '%-24s %-14s %s\n' "${x}x faster" "goal >= ${2}x" "$(verdict "$3: ${x}x (goal >= $2x)" "$pass")"
+}
+
+floor_share() {
+    if [ -z "$t_sign" ] || [ -z "$t_floor" ]; then
+        echo "n/a (not measured)"
+        echo "MISS floor share (not measured)" >>"$verdicts"
+        return
+    fi
+    share=$(awk -v f="$t_floor" -v s="$t_sign" 'BEGIN { printf "%.0f", 100 * f / s }')
+    pass=$(awk -v x="$share" -v g="$goal_floor" 'BEGIN { print (x >= g) ? 1 : 0 }')
+    printf '%-24s %-14s %s\n' "runs at $share % of it" "goal >= $goal_floor %" \
+        "$(verdict "floor share: $share % (goal >= $goal_floor %)" "$pass")"
+}
+
+echo
+echo "================================================================================"
+echo " oauth-sign benchmark: $records X requests ($(awk -v b="$input_bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB of JSON lines), best of $runs runs,"
+echo " output to files in bench/out; $(nproc 2>/dev/null || echo '?') CPUs; $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "================================================================================"
+printf '  %-22s %9s %11s %9s   %s\n' contender seconds lines/s "out MB" "oauth-sign vs it"
+row "oauth-sign (Swift)" "$t_sign" "$(bytes_of "$out/oauth-sign.out")" ""
+row "liboauth + jansson (C)" "$t_liboauth" "$(bytes_of "$out/liboauth.out")" "$(compare "$t_liboauth" "$goal_liboauth" "vs liboauth")"
+row "oauthlib (Python)" "$t_oauthlib" "$(bytes_of "$out/oauthlib.out")" "$(compare "$t_oauthlib" "$goal_oauthlib" "vs oauthlib")"
+row "floor: jansson I/O" "$t_floor" "$(bytes_of "$out/floor.out")" "$(floor_share)"
+echo "  (floor padded to $pad_ratio output bytes per input byte, measured from $ratio_source)"
+echo
+echo " start-up, empty stdin (hyperfine -N, 20 warm-up, 200 runs; median, mean ± sd in ms)"
+if [ -n "$t_start_sign" ] && [ -n "$t_start_curl" ]; then
+    # shellcheck disable=SC2086
+    set -- $t_start_sign $t_start_curl
+    printf '  %-30s %8s ms   (mean %s ± %s)\n' "oauth-sign </dev/null" "$1" "$2" "$3"
+    printf '  %-30s %8s ms   (mean %s ± %s)\n' "curl -s file:///dev/null" "$4" "$5" "$6"
+    x=$(awk -v a="$1" -v b="$4" 'BEGIN { printf "%.2f", a / b }')
+    pass=$(awk -v x="$x" -v g="$goal_startup" 'BEGIN { print (x <= g) ? 1 : 0 }')
+    printf '  %-30s %8sx   goal <= %sx   %s\n' "oauth-sign / curl (median)" "$x" "$goal_startup" \
+        "$(verdict "start-up: ${x}x curl (goal <= ${goal_startup}x)" "$pass")"
+else
+    echo "  not measured (oauth-sign missing or failed; see bench/out/hyperfine.log)"
+    echo "MISS start-up (not measured)" >>"$verdicts"
+fi
+
+# Make the verdict unmissable.
+missed=$(grep -c '^MISS' "$verdicts" || true)
+total=$(wc -l <"$verdicts" | tr -d ' ')
+echo
+if [ "$missed" = 0 ]; then
+    echo "################################################################################"
+    echo "##  ALL $total GOALS MET"
+    echo "################################################################################"
+else
+    echo "################################################################################"
+    echo "##  $missed OF $total GOALS MISSED:"
+    grep '^MISS' "$verdicts" | sed 's/^MISS /##    - /'
+    echo "################################################################################"
+fi
+
+# ---------------------------------------------------------------- tw-post
+# tw-post against the sandbox beside a tweepy create_tweet loop and a trivial
+# client that measures the sandbox's own ceiling (bench/tw_post_bench.py, about
+# a minute and a half). It prints its own report and banner after the one
+# above, and exits 0 whether or not its goals are met; non-zero only when it
+# cannot run (no sandbox, no tweepy in $python). It sets its own (sandbox)
+# credentials. Environment: BENCH_TW_POSTS (default 1000), BENCH_TW_RUNS
+# (default 1), BENCH_TW_LATENCY_MS (default 20), BENCH_TW_SANDBOX_THREADS
+# (default 16).
+echo
+echo "bench: tw-post benchmark against the sandbox" >&2
+tw_status=0
+"$python" "$here/tw_post_bench.py" --bin "$bin" || tw_status=$?
+exit "$tw_status"
