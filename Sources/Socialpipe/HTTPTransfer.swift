@@ -51,8 +51,9 @@ public struct HTTPResponse: Sendable {
 public enum TransferOutcome: Sendable {
     case response(HTTPResponse)
     /// No usable response. `requestSent` tells whether the server may have
-    /// received (and applied) the request.
-    case failure(message: String, requestSent: Bool)
+    /// received (and applied) the request; `lasting` failures (a certificate
+    /// that does not verify, a malformed URL) would fail the same way again.
+    case failure(message: String, requestSent: Bool, lasting: Bool)
 }
 
 /// One libcurl easy handle carrying one request; found again through CURLOPT_PRIVATE.
@@ -170,6 +171,9 @@ final class HTTPTransfer {
         } else {
             message = "transfer failed (curl \(code.rawValue))"
         }
-        return .failure(message: message, requestSent: requestSize > 0)
+        let lasting = [CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT, CURLE_PEER_FAILED_VERIFICATION,
+                       CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ENGINE_NOTFOUND,
+                       CURLE_NOT_BUILT_IN].contains(code)
+        return .failure(message: message, requestSent: requestSize > 0, lasting: lasting)
     }
 }

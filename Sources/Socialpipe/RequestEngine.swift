@@ -257,7 +257,7 @@ public final class RequestEngine: RecordHandler {
                 switch outcome {
                 case .response(let response):
                     Diagnostics.say("\(response.status) \(transfer.request.method) \(Redaction.redactedURL(transfer.request.url)) (\(elapsed) ms)")
-                case .failure(let message, _):
+                case .failure(let message, _, _):
                     Diagnostics.say("failed \(transfer.request.method) \(Redaction.redactedURL(transfer.request.url)): \(message) (\(elapsed) ms)")
                 }
             }
@@ -267,11 +267,11 @@ public final class RequestEngine: RecordHandler {
 
     private func conclude(_ job: Job, _ request: HTTPRequest, _ outcome: TransferOutcome) {
         switch outcome {
-        case .failure(let message, let requestSent):
+        case .failure(let message, let requestSent, let lasting):
             if requestSent && !request.idempotent {
                 finish(job, .failure(RecordError(.ambiguous, "\(message) after the request was sent; it may or may not have been applied",
                                                  attempts: job.attempts)))
-            } else if job.attempts <= retries && interruption == nil {
+            } else if job.attempts <= retries && interruption == nil && !lasting {
                 retryLater(job, after: nil)
             } else {
                 finish(job, .failure(RecordError(.network, message, attempts: job.attempts)))
