@@ -180,6 +180,13 @@ public struct CredentialStore {
         return environmentTwitter ?? selectedTwitter
     }
 
+    /// Whether any record could find X credentials: in the environment, the
+    /// selected profile, or another profile a record may name. When none can,
+    /// a tool that needs them stops with exit 3 before reading (contract §3).
+    public var mayHaveTwitterCredentials: Bool {
+        environmentTwitter != nil || selectedTwitter != nil || profiles.keys.contains { twitterProfile($0) != nil }
+    }
+
     /// Facebook credentials, looked up like `twitter(recordProfile:)`.
     public func facebook(recordProfile: String?) throws(RecordError) -> FacebookCredentials? {
         func fromProfile(_ name: String) -> FacebookCredentials? {

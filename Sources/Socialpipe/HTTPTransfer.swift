@@ -53,7 +53,7 @@ public enum TransferOutcome: Sendable {
     /// No usable response. `requestSent` tells whether the server may have
     /// received (and applied) the request; `lasting` failures (a certificate
     /// that does not verify, a malformed URL) would fail the same way again.
-    case failure(message: String, requestSent: Bool, lasting: Bool)
+    case failure(message: String, requestSent: Bool, lasting: Bool, status: Int?)
 }
 
 /// One libcurl easy handle carrying one request; found again through CURLOPT_PRIVATE.
@@ -83,7 +83,6 @@ final class HTTPTransfer {
         sp_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(min(timeout, 30) * 1000))
         sp_easy_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")
         sp_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
-        sp_easy_setopt_long(handle, CURLOPT_PIPEWAIT, 1)
         sp_easy_setopt_string(handle, CURLOPT_USERAGENT, userAgent)
         sp_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
         if let caFile { sp_easy_setopt_string(handle, CURLOPT_CAINFO, caFile) }
@@ -95,6 +94,12 @@ final class HTTPTransfer {
             sp_easy_setopt_long(handle, CURLOPT_NOBODY, 1)
         default:
             sp_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method)
+        }
+        if !request.idempotent {
+            // libcurl 7.88 silently sends a request again when a reused
+            // connection dies before any answer; for a post that could mean
+            // posting twice, so a post always gets a connection of its own.
+            sp_easy_setopt_long(handle, CURLOPT_FRESH_CONNECT, 1)
         }
         if request.body != nil {
             sp_easy_setopt_long(handle, CURLOPT_POST, 1)
@@ -139,19 +144,22 @@ final class HTTPTransfer {
         return count
     }
 
+    /// One header line as libcurl hands it over, `\r\n` included. Parsed as
+    /// bytes: in Swift `"\r\n"` is a single Character, which trimming by
+    /// Character would never match.
     private func receiveHeader(_ data: UnsafePointer<UInt8>, _ count: Int) {
-        let line = String(decoding: UnsafeBufferPointer(start: data, count: count), as: UTF8.self)
-        if line.hasPrefix("HTTP/") {
+        var line = UnsafeBufferPointer(start: data, count: count)[...]
+        while let last = line.last, last == 0x0D || last == 0x0A || last == 0x20 || last == 0x09 { line = line.dropLast() }
+        if line.starts(with: "HTTP/".utf8) {
             // A new response (after a 100 Continue or a redirect) starts over.
             headers.removeAll()
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = line[..<colon].lowercased()
-        var value = line[line.index(after: colon)...]
-        while let first = value.first, first == " " || first == "\t" { value = value.dropFirst() }
-        while let last = value.last, last == "\r" || last == "\n" || last == " " { value = value.dropLast() }
-        headers.append((name, String(value)))
+        guard let colon = line.firstIndex(of: 0x3A) else { return }
+        var value = line[(colon + 1)...]
+        while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
+        let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
+        headers.append((name, String(decoding: value, as: UTF8.self)))
     }
 
     /// The outcome once libcurl reports the transfer done with `code`.
@@ -174,6 +182,6 @@ final class HTTPTransfer {
         let lasting = [CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT, CURLE_PEER_FAILED_VERIFICATION,
                        CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ENGINE_NOTFOUND,
                        CURLE_NOT_BUILT_IN].contains(code)
-        return .failure(message: message, requestSent: requestSize > 0, lasting: lasting)
+        return .failure(message: message, requestSent: requestSize > 0, lasting: lasting, status: status > 0 ? status : nil)
     }
 }

@@ -35,6 +35,8 @@ public final class RecordLoop {
     private let rawInput: Bool
     private let positional: [String]
     private var nextArgument = 0
+    /// Whether error envelopes count requests (`attempts`), as they do for tools that send.
+    private var countsAttempts = false
     private lazy var reader = LineReader(fd: 0, maxLine: maxLine)
 
     /// Reads `--max-line`, `-R`, `--unordered` and the positional arguments from `arguments`.
@@ -58,6 +60,7 @@ public final class RecordLoop {
     /// Runs with the event engine driving input, requests and timers, then
     /// exits with the contract's status.
     public func run(engine: RequestEngine) -> Never {
+        countsAttempts = true
         engine.run(self)
         if let status = engine.interruptionStatus, !output.isClosed {
             output.flush()
@@ -167,7 +170,9 @@ public final class RecordLoop {
 
     private func reject(number: Int, raw: [UInt8], _ message: String) {
         let reply = Reply(queue: queue, line: number, input: nil, raw: UTF8Validation.repaired(raw.prefix(LineReader.prefixLength)))
-        reply.complete(.failure(.input(message)))
+        var error = RecordError.input(message)
+        if countsAttempts { error.attempts = 0 }
+        reply.complete(.failure(error))
     }
 
     private func handleLine(_ line: InputLine) {

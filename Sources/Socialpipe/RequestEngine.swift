@@ -140,6 +140,8 @@ public final class RequestEngine: RecordHandler {
             }
             let idle = waiting.isEmpty && ready.isEmpty && inFlight.isEmpty
             if idle && (!stdinOpen || interruption != nil) { break }
+            // Records already read wait for nothing once the window has room.
+            if loop.hasBufferedLine && loop.unfinishedRecords < window && interruption == nil { continue }
 
             loop.output.flush()
             progress.show(done: succeeded, failed: failed, inFlight: inFlight.count,
@@ -158,15 +160,27 @@ public final class RequestEngine: RecordHandler {
         progress.clear()
     }
 
+    /// How long the loop may sleep: until libcurl's next timeout, the next
+    /// retry or rate-limit reset that would let a request go, or a progress tick.
     private func waitMilliseconds() -> Int32 {
         var wait = progress.isVisible || progress.mayAppear ? 250.0 : 60_000.0
         var curlTimeout = -1
         sp_multi_timeout(multi, &curlTimeout)
         if curlTimeout >= 0 { wait = min(wait, Double(curlTimeout)) }
-        let now = Clock.monotonic()
-        for job in ready where job.notBefore > now { wait = min(wait, (job.notBefore - now) * 1000) }
-        if let end = rateLimitWaitEnd() { wait = min(wait, max(0, (end - Clock.wall()) * 1000)) }
-        return Int32(max(0, min(wait, 60_000)))
+        if inFlight.count < parallel {
+            let now = Clock.monotonic()
+            let wallNow = Clock.wall()
+            for job in ready {
+                let key = job.request?.rateLimitKey ?? ""
+                if let until = buckets[key]?.windowExhaustedUntil(wallNow) {
+                    wait = min(wait, (until - wallNow) * 1000)
+                } else {
+                    wait = min(wait, (job.notBefore - now) * 1000)
+                }
+            }
+        }
+        // Rounded up: a sleep rounded down to 0 ms would spin until the deadline.
+        return Int32(max(0, min(wait, 60_000)).rounded(.up))
     }
 
     // MARK: Starting work
@@ -221,7 +235,16 @@ public final class RequestEngine: RecordHandler {
                 continue
             }
             ready.remove(at: index)
-            send(job, request)
+            if job.attempts > 0 {
+                // A request goes again freshly signed: a new nonce and timestamp.
+                do throws(RecordError) {
+                    send(job, try handler.request(for: job))
+                } catch {
+                    finish(job, .failure(error))
+                }
+            } else {
+                send(job, request)
+            }
         }
     }
 
@@ -257,7 +280,7 @@ public final class RequestEngine: RecordHandler {
                 switch outcome {
                 case .response(let response):
                     Diagnostics.say("\(response.status) \(transfer.request.method) \(Redaction.redactedURL(transfer.request.url)) (\(elapsed) ms)")
-                case .failure(let message, _, _):
+                case .failure(let message, _, _, _):
                     Diagnostics.say("failed \(transfer.request.method) \(Redaction.redactedURL(transfer.request.url)): \(message) (\(elapsed) ms)")
                 }
             }
@@ -267,10 +290,10 @@ public final class RequestEngine: RecordHandler {
 
     private func conclude(_ job: Job, _ request: HTTPRequest, _ outcome: TransferOutcome) {
         switch outcome {
-        case .failure(let message, let requestSent, let lasting):
+        case .failure(let message, let requestSent, let lasting, let status):
             if requestSent && !request.idempotent {
                 finish(job, .failure(RecordError(.ambiguous, "\(message) after the request was sent; it may or may not have been applied",
-                                                 attempts: job.attempts)))
+                                                 status: status, attempts: job.attempts)))
             } else if job.attempts <= retries && interruption == nil && !lasting {
                 retryLater(job, after: nil)
             } else {

@@ -29,6 +29,10 @@ let parser = ArgumentParser(tool: tool, options: [
 StandardStreams.prepare()
 let arguments = parser.parse(Array(CommandLine.arguments.dropFirst()))
 let credentials = CredentialStore.load(arguments)
+if !credentials.mayHaveTwitterCredentials && !arguments.flag("dry-run") {
+    Diagnostics.configurationError("no X credentials: set TW_CONSUMER_KEY, TW_CONSUMER_SECRET, TW_ACCESS_TOKEN and "
+        + "TW_ACCESS_TOKEN_SECRET (or TW_BEARER_TOKEN), or give a credentials file (see tw-post(1))")
+}
 let apiBase = APIBase.resolve(option: arguments.value("api-base"), environment: credentials.environmentValue("TW_API_BASE"),
                               fallback: "https://api.x.com")
 let poster = TwitterPoster(
