@@ -1,0 +1,1157 @@
+"""End-to-end tests of `tw-post` (spec: the tw-post issue; contract: docs/contract.md
+§1-§5; X API: docs/reference/x-api.md §4.1, §5, §6, §11).
+
+Every test runs the built binary (`$SOCIALPIPE_BIN/tw-post`) as a subprocess in a
+scrubbed environment (temporary HOME and XDG_CONFIG_HOME, no other TW_*/FB_*/
+SOCIALPIPE_* variables, no proxies) against the local API sandbox (sandbox/),
+started once for this module and reset before every test. Every run also checks
+that no secret ever appears on stdout or stderr and that every stdout line is a
+well-formed envelope (contract §2: keys in order, one kind from the list).
+
+Sections:
+  1. success: shorthand, objects, -R, arguments, reply/quote/media, bearer, v1.1
+  2. refused before sending: validation (weighted length, empty, quote+media), input
+  3. API errors: auth, permission, duplicate, rate_limit, http, network
+  4. fault matrix on POST /2/tweets (never re-sent, one envelope per record)
+  5. --thread
+  6. streaming, SIGINT/SIGTERM, closed stdout, ordered/unordered
+  7. --dry-run, bounded memory, usage errors
+  8. differential length test against Tests/tw-post/tweet_length_cases.py
+"""
+import importlib.util
+import json
+import os
+import pathlib
+import queue
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+import harness  # Tests/conftest.py puts sandbox/ on sys.path
+
+TOOL = "tw-post"
+HERE = pathlib.Path(__file__).resolve().parent
+
+CONSUMER_KEY = "sandbox-consumer-key"
+CONSUMER_SECRET = "sandbox-consumer-secret"
+ACCESS_TOKEN = "1000000000000000001-sandboxaccesstoken"
+ACCESS_SECRET = "sandbox-access-token-secret"
+DEMO_ID = "1000000000000000001"
+READONLY = {"TW_CONSUMER_KEY": "sandbox-readonly-consumer-key",
+            "TW_CONSUMER_SECRET": "sandbox-readonly-consumer-secret",
+            "TW_ACCESS_TOKEN": "1000000000000000001-sandboxreadonlytoken",
+            "TW_ACCESS_TOKEN_SECRET": "sandbox-readonly-token-secret"}
+UNENROLLED = {"TW_CONSUMER_KEY": "sandbox-unenrolled-consumer-key",
+              "TW_CONSUMER_SECRET": "sandbox-unenrolled-consumer-secret",
+              "TW_ACCESS_TOKEN": "1000000000000000001-sandboxunenrolledtoken",
+              "TW_ACCESS_TOKEN_SECRET": "sandbox-unenrolled-token-secret"}
+OAUTH2_USER_TOKEN = "sandbox-oauth2-user-token"
+MEDIA = ["1000000000000000501", "1000000000000000502", "1000000000000000503",
+         "1000000000000000504", "1000000000000000505"]
+EXISTING_POST = "20"
+
+# Strings that must never appear in any output of any run.
+SECRETS = ("sandbox-consumer-secret", "sandbox-access-token-secret", "sandbox-readonly-consumer-secret",
+           "sandbox-readonly-token-secret", "sandbox-unenrolled-consumer-secret",
+           "sandbox-unenrolled-token-secret", OAUTH2_USER_TOKEN, "wrong-token-secret")
+
+KINDS = {"input", "validation", "auth", "permission", "not_found", "duplicate", "rate_limit", "http",
+         "network", "ambiguous", "cancelled"}
+ERROR_KEY_ORDER = ["kind", "status", "code", "message", "attempts"]
+POST_PATH = "/2/tweets"
+V11_PATH = "/1.1/statuses/update.json"
+
+
+# --------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------
+
+def creds(**override):
+    c = {"TW_CONSUMER_KEY": CONSUMER_KEY, "TW_CONSUMER_SECRET": CONSUMER_SECRET,
+         "TW_ACCESS_TOKEN": ACCESS_TOKEN, "TW_ACCESS_TOKEN_SECRET": ACCESS_SECRET}
+    c.update(override)
+    return c
+
+
+def clean_env(home, extra):
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+    }
+    env.update({k: v for k, v in (extra or {}).items() if v is not None})
+    return env
+
+
+def jl(*records):
+    """Records (dicts/str values as JSON; bytes as raw lines) as JSON-lines bytes."""
+    out = []
+    for r in records:
+        if isinstance(r, bytes):
+            out.append(r)
+        else:
+            out.append(json.dumps(r, ensure_ascii=False).encode("utf-8"))
+    return b"".join(x + b"\n" for x in out)
+
+
+def parse_envelope(raw):
+    """One stdout line -> envelope dict, after checking the shape of contract §2."""
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8")
+    pairs = json.loads(raw, object_pairs_hook=lambda kv: kv)
+    top = [k for k, _ in pairs]
+    env = json.loads(raw)
+    assert "\n" not in raw.strip("\n"), raw
+    assert isinstance(env.get("ok"), bool), raw
+    assert top[:3] == ["ok", "line", "input"], raw
+    assert isinstance(env["line"], int) and env["line"] >= 1, raw
+    if env["ok"]:
+        assert top == ["ok", "line", "input", "result"], raw
+        assert isinstance(env["input"], dict), raw
+    else:
+        if env["input"] is None:
+            assert top == ["ok", "line", "input", "raw", "error"], raw
+            assert isinstance(env["raw"], str), raw
+        else:
+            assert top == ["ok", "line", "input", "error"], raw
+        err = env["error"]
+        assert err["kind"] in KINDS, raw
+        assert isinstance(err.get("message"), str) and err["message"], raw
+        keys = list(err)
+        known = [k for k in keys if k in ERROR_KEY_ORDER]
+        assert known == [k for k in ERROR_KEY_ORDER if k in err], ("error keys out of order", raw)
+        assert keys[:len(known)] == known, ("tool extras must follow the contract's keys", raw)
+        if "status" in err:
+            assert isinstance(err["status"], int), raw
+        if "code" in err:
+            assert isinstance(err["code"], str), raw
+        if env["input"] is not None:
+            # Records that parsed: attempts = requests made for this record (contract §2).
+            assert isinstance(err.get("attempts"), int) and err["attempts"] >= 0, raw
+    return env
+
+
+class Run:
+    def __init__(self, proc, elapsed):
+        self.returncode = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.elapsed = elapsed
+        self.envelopes = [parse_envelope(l) for l in proc.stdout.decode("utf-8").splitlines()]
+
+    def by_line(self):
+        out = {}
+        for e in self.envelopes:
+            assert e["line"] not in out, ("two envelopes for one line", e, out[e["line"]])
+            out[e["line"]] = e
+        return out
+
+    def __repr__(self):
+        return "Run(rc=%r, %.2fs, stdout=%r, stderr=%r)" % (self.returncode, self.elapsed,
+                                                             self.stdout[:3000], self.stderr[:2000])
+
+
+def assert_no_secrets(*blobs):
+    for blob in blobs:
+        if isinstance(blob, bytes):
+            blob = blob.decode("utf-8", "replace")
+        for s in SECRETS:
+            assert s not in blob, "secret %r leaked: %r" % (s, blob[:2000])
+
+
+def posts_of(sb):
+    """sb.posts(), after checking that no text was ever posted twice."""
+    p = sb.posts("x")
+    assert p["duplicates"] == [], ("a text was posted twice", p["duplicates"])
+    return p
+
+
+def post_requests(sb, text=None, path=POST_PATH):
+    """Log entries of post requests (optionally only those whose body holds this text)."""
+    entries = [e for e in sb.log(path=path) if e["method"] == "POST"]
+    if text is None:
+        return entries
+    needle = json.dumps(text, ensure_ascii=False)[1:-1]
+    out = []
+    for e in entries:
+        body = e["body"]
+        if isinstance(body, dict):  # v1.1 form body
+            if text in body.get("status", []):
+                out.append(e)
+        elif isinstance(body, str) and (needle in body or text in body):
+            out.append(e)
+    return out
+
+
+def body_match(text):
+    """A sandbox fault `match` for the v2 post request carrying exactly this text."""
+    return {"method": "POST", "path": POST_PATH, "body_contains": json.dumps(text, ensure_ascii=False)}
+
+
+def closed_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+# --------------------------------------------------------------------------------------
+# fixtures
+# --------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def sandbox_proc():
+    with harness.Sandbox.start() as sb:
+        yield sb
+
+
+@pytest.fixture
+def sb(sandbox_proc):
+    sandbox_proc.clear()
+    yield sandbox_proc
+
+
+@pytest.fixture
+def home(tmp_path):
+    h = tmp_path / "home"
+    (h / ".config").mkdir(parents=True)
+    return h
+
+
+@pytest.fixture
+def bin_path(tool):
+    p = tool(TOOL)
+    assert os.access(p, os.X_OK), f"{p} is not built (run `make build` or set SOCIALPIPE_BIN)"
+    return p
+
+
+@pytest.fixture
+def make_env(home, sb):
+    def _env(credentials=None, api_base=True, extra=None):
+        e = dict(creds() if credentials is None else credentials)
+        if api_base:
+            e["TW_API_BASE"] = sb.url
+        e.update(extra or {})
+        return clean_env(home, e)
+    return _env
+
+
+@pytest.fixture
+def run(bin_path, make_env):
+    """run(args, stdin, credentials=None, api_base=True, extra=None, timeout=30) -> Run."""
+    def _run(args=(), stdin=b"", credentials=None, api_base=True, extra=None, timeout=30):
+        env = make_env(credentials, api_base, extra)
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.run([bin_path, *args], input=stdin, capture_output=True, env=env, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            pytest.fail("tw-post %r did not finish within %s s; stdout so far %r, stderr %r"
+                        % (list(args), timeout, (e.stdout or b"")[:1000], (e.stderr or b"")[:1000]))
+        r = Run(proc, time.monotonic() - t0)
+        assert_no_secrets(r.stdout, r.stderr)
+        return r
+    return _run
+
+
+def start(bin_path, env, args=(), **kw):
+    return subprocess.Popen([bin_path, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, **kw)
+
+
+class LineReader:
+    """Reads a pipe's lines on a thread so a test can wait for them with a timeout."""
+
+    def __init__(self, pipe):
+        self.q = queue.Queue()
+        self.t = threading.Thread(target=self._pump, args=(pipe,), daemon=True)
+        self.t.start()
+
+    def _pump(self, pipe):
+        for line in iter(pipe.readline, b""):
+            self.q.put(line)
+        self.q.put(None)
+
+    def get(self, timeout):
+        return self.q.get(timeout=timeout)
+
+    def rest(self, timeout):
+        """All remaining lines until EOF (fails if EOF does not come in time)."""
+        out = []
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self.q.get(timeout=max(0.01, deadline - time.monotonic()))
+            if line is None:
+                return out
+            out.append(line)
+
+
+# --------------------------------------------------------------------------------------
+# 1. success
+# --------------------------------------------------------------------------------------
+
+def test_posts_shorthand_objects_blank_and_crlf_lines(run, sb):
+    r = run([], b'"hello shorthand"\n{"text":"hello object"}\n\n  \t\n"hello crlf"\r\n"no newline"')
+    assert r.returncode == 0, r
+    got = r.by_line()
+    assert sorted(got) == [1, 2, 5, 6], r
+    assert [e["line"] for e in r.envelopes] == [1, 2, 5, 6], "outcomes in input order"
+    texts = {1: "hello shorthand", 2: "hello object", 5: "hello crlf", 6: "no newline"}
+    posts = {p["text"]: p for p in posts_of(sb)["posts"]}
+    for line, text in texts.items():
+        e = got[line]
+        assert e["ok"] is True, e
+        assert e["input"] == {"text": text}, e
+        assert list(e["result"]) == ["id", "text"], e
+        assert re.fullmatch(r"[0-9]{19}", e["result"]["id"]), e
+        assert e["result"]["text"] == text
+        assert posts[text]["id"] == e["result"]["id"]
+        assert posts[text]["author_id"] == DEMO_ID
+    assert posts_of(sb)["total"] == 4
+    # The request itself: JSON body with exactly the text, OAuth 1.0a accepted by the sandbox.
+    for entry in post_requests(sb):
+        assert entry["headers"]["content-type"].startswith("application/json"), entry
+        assert entry["auth"]["scheme"] == "oauth1" and entry["auth"]["outcome"] == "ok", entry
+        assert set(json.loads(entry["body"])) == {"text"}, entry
+    assert r.stderr == b""
+
+
+def test_raw_input_lines_are_texts(run, sb):
+    r = run(["-R"], b'{"text":"not parsed"}\nplain words "quoted"\n')
+    assert r.returncode == 0, r
+    assert [e["input"] for e in r.envelopes] == [{"text": '{"text":"not parsed"}'},
+                                                 {"text": 'plain words "quoted"'}]
+    assert set(posts_of(sb)["counts"]) == {'{"text":"not parsed"}', 'plain words "quoted"'}
+
+
+def test_positional_arguments_are_texts(run, sb):
+    r = run(["first argument", "second argument"], b'"stdin is not read"\n')
+    assert r.returncode == 0, r
+    assert [(e["line"], e["input"], e["ok"]) for e in r.envelopes] == [
+        (1, {"text": "first argument"}, True), (2, {"text": "second argument"}, True)]
+    assert posts_of(sb)["counts"] == {"first argument": 1, "second argument": 1}
+
+
+def test_reply_quote_and_media_fields_reach_the_api(run, sb):
+    recs = [{"text": "a reply", "reply_to": EXISTING_POST},
+            {"text": "a quote", "quote": EXISTING_POST},
+            {"text": "with media", "media_ids": MEDIA[:2]},
+            {"media_ids": [MEDIA[2]]}]                       # media only: no text needed
+    r = run([], jl(*recs))
+    assert r.returncode == 0, r
+    assert all(e["ok"] for e in r.envelopes), r
+    posts = posts_of(sb)["posts"]
+    assert len(posts) == 4
+    by_text = {p["text"]: p for p in posts}
+    assert by_text["a reply"]["in_reply_to_tweet_id"] == EXISTING_POST
+    assert by_text["a quote"]["quote_tweet_id"] == EXISTING_POST
+    assert by_text["with media"]["media_ids"] == MEDIA[:2]
+    assert by_text[""]["media_ids"] == [MEDIA[2]]
+    bodies = [json.loads(e["body"]) for e in post_requests(sb)]
+    assert bodies[0]["reply"] == {"in_reply_to_tweet_id": EXISTING_POST}
+    assert bodies[1]["quote_tweet_id"] == EXISTING_POST
+    assert bodies[2]["media"] == {"media_ids": MEDIA[:2]}
+
+
+def test_oauth2_bearer_token_posts(run, sb):
+    r = run([], jl("posted with a bearer"), credentials={"TW_BEARER_TOKEN": OAUTH2_USER_TOKEN})
+    assert r.returncode == 0, r
+    assert r.envelopes[0]["ok"] is True, r
+    [entry] = post_requests(sb)
+    assert entry["auth"]["scheme"] == "oauth2_user" and entry["auth"]["outcome"] == "ok", entry
+    assert posts_of(sb)["counts"] == {"posted with a bearer": 1}
+
+
+def test_v11_posts_a_signed_form_body(run, sb):
+    text = "v1.1 & friends: 100% + \u2603 = ok"
+    r = run(["--api", "1.1"], jl(text, {"text": "v1.1 reply", "reply_to": EXISTING_POST}))
+    assert r.returncode == 0, r
+    e1, e2 = r.envelopes
+    assert e1["ok"] and list(e1["result"]) == ["id", "text"], r
+    assert e1["result"]["text"] == text
+    assert re.fullmatch(r"[0-9]{1,19}", e1["result"]["id"])
+    entries = post_requests(sb, path=V11_PATH)
+    assert len(entries) == 2
+    for entry in entries:
+        assert entry["headers"]["content-type"].startswith("application/x-www-form-urlencoded"), entry
+        # The sandbox verified the OAuth 1.0a signature over the form body.
+        assert entry["auth"]["scheme"] == "oauth1" and entry["auth"]["outcome"] == "ok", entry
+        assert entry["status"] == 200
+    assert entries[0]["body"]["status"] == [text]
+    posts = {p["text"]: p for p in posts_of(sb)["posts"]}
+    assert posts[text]["api"] == "1.1" and posts[text]["id"] == e1["result"]["id"]
+    assert posts["v1.1 reply"]["in_reply_to_tweet_id"] == EXISTING_POST
+    assert post_requests(sb) == [], "--api 1.1 must not touch /2/tweets"
+
+
+# --------------------------------------------------------------------------------------
+# 2. refused before sending
+# --------------------------------------------------------------------------------------
+
+def test_validation_over_280_empty_and_quote_with_media(run, sb):
+    recs = ["a" * 281,                                          # 1: over by one
+            "b" * 280,                                          # 2: exactly the limit: sent
+            "",                                                 # 3: empty, no media
+            {"text": "   "},                                    # 4: not empty: sent
+            {"text": "quote and media", "quote": EXISTING_POST, "media_ids": [MEDIA[0]]},  # 5
+            {"text": "quote only", "quote": EXISTING_POST}]     # 6: sent
+    r = run([], jl(*recs))
+    assert r.returncode == 1, r
+    got = r.by_line()
+    assert sorted(got) == [1, 2, 3, 4, 5, 6]
+    for line in (1, 3, 5):
+        err = got[line]["error"]
+        assert err["kind"] == "validation", got[line]
+        assert err["attempts"] == 0 and "status" not in err, got[line]
+    assert re.search(r"\b281\b", got[1]["error"]["message"]), got[1]
+    assert re.search(r"\b280\b", got[1]["error"]["message"]), got[1]
+    for line in (2, 4, 6):
+        assert got[line]["ok"] is True, got[line]
+    assert set(posts_of(sb)["counts"]) == {"b" * 280, "   ", "quote only"}
+    assert len(post_requests(sb)) == 3, "validation failures are never sent"
+
+
+# (text, weighted length per twitter-text config v3 as computed by twitter-text-parser)
+WEIGHTED = [
+    ("cjk-140", "\u4f60" * 140, 280),
+    ("cjk-141", "\u4f60" * 141, 282),
+    ("emoji-140", "\U0001F600" * 140, 280),
+    ("emoji-141", "\U0001F600" * 141, 282),
+    ("zwj-family-140", "\U0001F468\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466" * 140, 280),
+    ("url-counts-23", "https://example.com/" + "p" * 300 + " " + "a" * 256, 280),
+    ("url-counts-23-over", "https://example.com/" + "p" * 300 + " " + "a" * 257, 281),
+    ("bare-domain", "example.com " + "a" * 268, 292),
+    ("nfc-150", "e\u0301" * 150, 150),
+    ("nfc-281", "e\u0301" * 281, 281),
+    ("em-dash-weight-1", "\u2014" * 280, 280),
+    ("mixed-281", "a" * 201 + "\u4f60" * 40, 281),
+    ("hangul-jamo-weight-2", "\u1100" * 141, 282),
+    ("crlf-as-lf", "b" + "\r\n" * 200, 201),
+]
+
+
+def test_weighted_length_table_agrees_with_twitter_text():
+    """Guards the table above (twitter-text-parser is in Tests/requirements.txt)."""
+    tt = pytest.importorskip("twitter_text")
+    for name, text, weighted in WEIGHTED:
+        assert tt.parse_tweet(text).weightedLength == weighted, name
+
+
+@pytest.mark.parametrize("name,text,weighted", WEIGHTED, ids=[w[0] for w in WEIGHTED])
+def test_length_check_uses_x_weighted_count(run, name, text, weighted):
+    r = run(["--dry-run"], jl(text))
+    [e] = r.envelopes
+    if weighted <= 280:
+        assert e["ok"] is True, "weighted length %d must pass: %r" % (weighted, e.get("error"))
+        assert r.returncode == 0
+    else:
+        assert e["ok"] is False and e["error"]["kind"] == "validation", e
+        assert re.search(r"\b%d\b" % weighted, e["error"]["message"]), \
+            "message must name weighted length %d: %r" % (weighted, e["error"]["message"])
+        assert r.returncode == 1
+
+
+def test_max_length_and_no_length_check(run, sb):
+    r = run(["--max-length", "10", "--dry-run"], jl("a" * 10, "a" * 11, "\u4f60" * 6))
+    got = r.by_line()
+    assert got[1]["ok"] is True, got[1]
+    assert got[2]["error"]["kind"] == "validation" and re.search(r"\b11\b", got[2]["error"]["message"]), got[2]
+    assert re.search(r"\b10\b", got[2]["error"]["message"]), got[2]
+    assert got[3]["ok"] is False and re.search(r"\b12\b", got[3]["error"]["message"]), got[3]
+    # --no-length-check: sent as is; the API's own 400 comes back as `http`.
+    r = run(["--no-length-check"], jl("c" * 281))
+    [e] = r.envelopes
+    assert r.returncode == 1
+    err = e["error"]
+    assert (err["kind"], err["status"], err.get("code"), err["attempts"]) == ("http", 400, "invalid-request", 1), e
+    assert "281" in err["message"], e
+    assert len(post_requests(sb, "c" * 281)) == 1
+    assert posts_of(sb)["total"] == 0
+
+
+def test_characters_x_refuses_are_validation_errors(run, sb):
+    r = run([], jl("bom \ufeff inside", "noncharacter \uffff", "noncharacter \ufffe", "fine after"))
+    got = r.by_line()
+    for line in (1, 2, 3):
+        assert got[line]["ok"] is False and got[line]["error"]["kind"] == "validation", got[line]
+    assert got[4]["ok"] is True
+    assert len(post_requests(sb)) == 1, "refused texts must not be sent"
+
+
+def test_input_errors_are_per_line_and_never_sent(run, sb):
+    lines = [b"not json",                                                  # 1
+             b"[1,2]",                                                     # 2
+             b"5",                                                         # 3
+             b'"\xff\xfe bad utf-8"',                                      # 4
+             jl({"text": 5})[:-1],                                         # 5
+             jl({"text": "r1", "reply_to": "abc"})[:-1],                   # 6
+             jl({"text": "r2", "reply_to": "12a"})[:-1],                   # 7
+             jl({"text": "r3", "reply_to": "1" * 20})[:-1],                # 8
+             jl({"text": "r4", "reply_to": ""})[:-1],                      # 9
+             jl({"text": "r5", "reply_to": True})[:-1],                    # 10
+             jl({"text": "q1", "quote": "x20"})[:-1],                      # 11
+             jl({"text": "m1", "media_ids": MEDIA[0]})[:-1],               # 12: not an array
+             jl({"text": "m2", "media_ids": []})[:-1],                     # 13: empty
+             jl({"text": "m3", "media_ids": MEDIA})[:-1],                  # 14: five
+             jl({"text": "m4", "media_ids": ["abc"]})[:-1],                # 15
+             jl({"text": "m5", "media_ids": [{"id": MEDIA[0]}]})[:-1],     # 16
+             jl("still going")[:-1]]                                       # 17
+    r = run([], b"\n".join(lines) + b"\n")
+    assert r.returncode == 1, r
+    got = r.by_line()
+    assert sorted(got) == list(range(1, 18)), r
+    for line in range(1, 17):
+        assert got[line]["ok"] is False and got[line]["error"]["kind"] == "input", (line, got[line])
+    for line in (1, 2, 3, 4):
+        assert got[line]["input"] is None and "raw" in got[line], got[line]
+    assert got[1]["raw"] == "not json"
+    assert "\ufffd" in got[4]["raw"], got[4]
+    assert got[17]["ok"] is True
+    assert [json.loads(e["body"])["text"] for e in post_requests(sb)] == ["still going"]
+
+
+def test_unparsable_lines_report_zero_attempts(run, sb):
+    """contract §2: every error carries error.attempts (requests made for this record)."""
+    r = run([], b"not json\n[1]\n")
+    for e in r.envelopes:
+        assert e["error"].get("attempts") == 0, e
+
+
+def test_secret_keys_in_records_are_redacted(run, sb):
+    r = run([], jl({"text": "redaction", "token_secret": "zz-record-secret", "nested": {"access_token": "zz-tok"}}))
+    assert b"zz-record-secret" not in r.stdout and b"zz-tok" not in r.stdout, r
+    [e] = r.envelopes
+    assert e["input"]["token_secret"] == "[redacted]", e
+    assert e["input"]["nested"]["access_token"] == "[redacted]", e
+
+
+# --------------------------------------------------------------------------------------
+# 3. API errors
+# --------------------------------------------------------------------------------------
+
+def test_wrong_secret_is_auth_and_not_retried(run, sb):
+    r = run([], jl("bad signature"), credentials=creds(TW_ACCESS_TOKEN_SECRET="wrong-token-secret"))
+    assert r.returncode == 1, r
+    err = r.envelopes[0]["error"]
+    assert (err["kind"], err["status"], err["attempts"]) == ("auth", 401, 1), r
+    [entry] = post_requests(sb)
+    assert entry["auth"]["outcome"] == "bad_signature"
+    assert posts_of(sb)["total"] == 0
+
+
+def test_no_credentials_anywhere_is_a_configuration_error_before_reading(run, sb):
+    # Contract §3: exit 3 when it is known before the first record that no
+    # record can have credentials (no environment, no credentials file).
+    r = run([], jl("no credentials anywhere", "second"), credentials={})
+    assert r.returncode == 3, r
+    assert r.stdout == b"", r
+    assert b"TW_CONSUMER_KEY" in r.stderr, r
+    assert sb.log() == []
+
+
+def test_a_record_profile_without_x_credentials_is_auth_and_the_run_goes_on(run, sb, home):
+    d = home / ".config" / "socialpipe"
+    d.mkdir(parents=True)
+    f = d / "credentials.json"
+    f.write_text(json.dumps({"profiles": {"fb-only": {"facebook": {"access_token": "t"}},
+                                          "x": {"twitter": {"consumer_key": "k", "consumer_secret": "s",
+                                                            "access_token": "t", "access_token_secret": "u"}}}}))
+    f.chmod(0o600)
+    r = run([], jl({"text": "profile without x", "profile": "fb-only"}), credentials={})
+    [env] = r.envelopes
+    assert env["error"]["kind"] == "auth" and env["error"]["attempts"] == 0, r
+    assert r.returncode == 1
+    assert sb.log() == []
+
+
+def test_credentials_file_profiles(run, sb, home):
+    d = home / ".config" / "socialpipe"
+    d.mkdir(parents=True)
+    f = d / "credentials.json"
+    tw = lambda c: {"consumer_key": c["TW_CONSUMER_KEY"], "consumer_secret": c["TW_CONSUMER_SECRET"],
+                    "access_token": c["TW_ACCESS_TOKEN"], "access_token_secret": c["TW_ACCESS_TOKEN_SECRET"]}
+    f.write_text(json.dumps({"default": "main", "profiles": {"main": {"twitter": tw(creds())},
+                                                             "ro": {"twitter": tw(READONLY)}}}))
+    os.chmod(f, 0o600)
+    r = run([], jl("from the default profile", {"text": "from ro", "profile": "ro"},
+                   {"text": "from nowhere", "profile": "missing"}, "after the missing one"), credentials={})
+    got = r.by_line()
+    assert got[1]["ok"] is True, got[1]
+    assert got[2]["error"]["kind"] == "permission" and got[2]["error"]["status"] == 403, got[2]
+    assert got[3]["error"]["kind"] == "auth" and got[3]["error"]["attempts"] == 0, got[3]
+    assert got[4]["ok"] is True, got[4]
+    assert set(posts_of(sb)["counts"]) == {"from the default profile", "after the missing one"}
+    # A file others can read is refused before anything is read (contract §4, exit 3).
+    sb.clear()
+    os.chmod(f, 0o644)
+    r = run([], jl("unsafe file"), credentials={})
+    assert r.returncode == 3, r
+    assert r.stdout == b"" and b"chmod 600" in r.stderr, r
+    assert sb.log() == []
+
+
+@pytest.mark.parametrize("credentials,code", [(READONLY, "oauth1-permissions"), (UNENROLLED, "client-forbidden")],
+                         ids=["read-only-app", "unenrolled-app"])
+def test_permission_errors(run, sb, credentials, code):
+    r = run([], jl("not allowed"), credentials=credentials)
+    assert r.returncode == 1, r
+    err = r.envelopes[0]["error"]
+    assert (err["kind"], err["status"], err.get("code"), err["attempts"]) == ("permission", 403, code, 1), r
+    assert posts_of(sb)["total"] == 0
+
+
+def test_duplicate_v2(run, sb):
+    r = run([], jl("said twice", "said twice"))
+    assert r.returncode == 1, r
+    first, second = r.envelopes
+    assert first["ok"] is True
+    err = second["error"]
+    assert (err["kind"], err["status"], err["attempts"]) == ("duplicate", 403, 1), second
+    # A later run meets the same refusal.
+    r = run([], jl("said twice"))
+    assert r.envelopes[0]["error"]["kind"] == "duplicate", r
+    assert posts_of(sb)["counts"] == {"said twice": 1}
+    assert len(post_requests(sb, "said twice")) == 3
+
+
+def test_duplicate_v11_code_187(run, sb):
+    r = run(["--api", "1.1"], jl("v1.1 twice", "v1.1 twice"))
+    assert r.returncode == 1, r
+    assert r.envelopes[0]["ok"] is True
+    err = r.envelopes[1]["error"]
+    assert (err["kind"], err["status"], err.get("code"), err["attempts"]) == ("duplicate", 403, "187", 1), r
+    assert posts_of(sb)["counts"] == {"v1.1 twice": 1}
+
+
+def test_rate_limit_reset_beyond_max_wait(run, sb):
+    sb.control(rate_limits={"POST /2/tweets": {"limit": 1, "window": 900}})
+    r = run(["--max-wait", "5"], jl("rl first", "rl second"), timeout=8)
+    assert r.elapsed < 5, "a reset beyond --max-wait must not be waited for: %r" % r
+    first, second = r.envelopes
+    assert first["ok"] is True, r
+    assert second["error"]["kind"] == "rate_limit", r
+    # A fresh process learns of the exhausted window from the 429 itself.
+    r = run(["--max-wait", "5"], jl("rl third"), timeout=8)
+    err = r.envelopes[0]["error"]
+    assert (err["kind"], err["status"], err["attempts"]) == ("rate_limit", 429, 1), r
+    assert r.elapsed < 5, r
+    assert posts_of(sb)["counts"] == {"rl first": 1}
+    assert len(post_requests(sb, "rl third")) == 1
+
+
+def test_rate_limit_short_window_is_waited_for(run, sb):
+    sb.control(rate_limits={"POST /2/tweets": {"limit": 1, "window": 2}})
+    r = run([], jl("window one", "window two"), timeout=8)
+    assert r.returncode == 0, r
+    assert [e["ok"] for e in r.envelopes] == [True, True], r
+    assert r.elapsed < 10, r
+    assert posts_of(sb)["counts"] == {"window one": 1, "window two": 1}
+
+
+def test_rate_limited_post_is_resent_with_a_fresh_signature(run, sb):
+    """A 429 proves nothing was applied, so the post may go again once the window
+    resets (2 s, within --max-wait) -- but as a new request: new nonce and timestamp."""
+    sb.control(rate_limits={"POST /2/tweets": {"limit": 1, "window": 2}})
+    assert run([], jl("exhausts the window")).envelopes[0]["ok"]
+    r = run([], jl("after the reset"), timeout=8)       # a new process: learns of the window from the 429
+    replays = [e for e in post_requests(sb) if e["auth"] and e["auth"]["outcome"] == "nonce_replayed"]
+    assert replays == [], "the retry re-sent the same OAuth nonce: %r" % [(e["seq"], e["status"]) for e in replays]
+    assert r.envelopes[0]["ok"] is True, r
+    refused, accepted = post_requests(sb, "after the reset")
+    assert (refused["status"], accepted["status"]) == (429, 201)
+    assert posts_of(sb)["counts"] == {"exhausts the window": 1, "after the reset": 1}
+
+
+def test_rate_limit_usage_cap_is_not_retried(run, sb):
+    sb.control(usage_cap={})
+    r = run([], jl("capped"), timeout=8)
+    err = r.envelopes[0]["error"]
+    assert (err["kind"], err["status"], err.get("code"), err["attempts"]) == ("rate_limit", 429, "usage-capped", 1), r
+    assert r.elapsed < 5, r
+    assert len(post_requests(sb)) == 1
+
+
+def test_rate_limit_repeated_429_exhausts_retries(run, sb):
+    sb.fault("status", match=body_match("always 429"), status=429, retry_after=0, count=None)
+    r = run(["--retries", "2"], jl("always 429"), timeout=8)
+    err = r.envelopes[0]["error"]
+    assert (err["kind"], err["status"], err["attempts"]) == ("rate_limit", 429, 3), r
+    assert len(post_requests(sb, "always 429")) == 3
+    assert posts_of(sb)["total"] == 0
+
+
+def test_rate_limit_24_hour_cap(bin_path, home):
+    cfg = harness.merged_config(x={"post_caps": {"user": {"limit": 1, "window": 86400},
+                                                 "app": {"limit": 10000, "window": 86400}}})
+    with harness.Sandbox.start(config=cfg) as capped:
+        env = clean_env(home, dict(creds(), TW_API_BASE=capped.url))
+        p = subprocess.run([bin_path], input=jl("daily one", "daily two"), capture_output=True, env=env, timeout=8)
+        r = Run(p, 0)
+        assert r.envelopes[0]["ok"] is True, r
+        assert r.envelopes[1]["error"]["kind"] == "rate_limit", r
+        # A new process sends, gets the 24-hour 429, and does not wait a day or retry.
+        t0 = time.monotonic()
+        p = subprocess.run([bin_path], input=jl("daily three"), capture_output=True, env=env, timeout=8)
+        r = Run(p, time.monotonic() - t0)
+        err = r.envelopes[0]["error"]
+        assert (err["kind"], err["status"], err["attempts"]) == ("rate_limit", 429, 1), r
+        assert r.elapsed < 5, r
+        counts = capped.posts()["counts"]
+        assert counts == {"daily one": 1}, counts
+
+
+def test_other_http_error_is_http(run, sb):
+    sb.fault("status", match=body_match("teapot"), status=418)
+    r = run([], jl("teapot"))
+    err = r.envelopes[0]["error"]
+    assert (err["kind"], err["status"], err["attempts"]) == ("http", 418, 1), r
+
+
+def test_connection_refused_is_network(run, sb):
+    port = closed_port()
+    r = run(["--retries", "0", "--api-base", "http://127.0.0.1:%d" % port], jl("nowhere"), timeout=10)
+    assert r.returncode == 1, r
+    err = r.envelopes[0]["error"]
+    assert err["kind"] == "network" and "status" not in err and err["attempts"] == 1, r
+
+
+def test_connection_refused_retries_with_backoff_and_ends_promptly(bin_path, make_env):
+    """--retries 2: three connection attempts (nothing was sent, so retrying is safe),
+    jittered backoff of at most 0.5 s and 1 s (+ slack): each run ends well under 10 s.
+    Four runs in parallel to catch a stall that depends on the random backoff."""
+    env = make_env(api_base=False)
+    port = closed_port()
+    procs = [start(bin_path, env, ["--retries", "2", "--api-base", "http://127.0.0.1:%d" % port])
+             for _ in range(4)]
+    t0 = time.monotonic()
+    for p in procs:
+        p.stdin.write(jl("refused %d" % p.pid))
+        p.stdin.close()
+    results = []
+    for p in procs:
+        try:
+            p.wait(timeout=max(0.1, 10 - (time.monotonic() - t0)))
+            results.append((p.returncode, round(time.monotonic() - t0, 1), p.stdout.read()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            results.append(("still running after 10 s", None, None))
+    assert all(isinstance(rc, int) for rc, _, _ in results), results
+    for rc, _, out in results:
+        [e] = [parse_envelope(l) for l in out.splitlines()]
+        assert rc == 1 and e["error"]["kind"] == "network" and e["error"]["attempts"] == 3, e
+
+
+# --------------------------------------------------------------------------------------
+# 4. fault matrix on POST /2/tweets
+# --------------------------------------------------------------------------------------
+
+# name -> (fault kind, fault fields, extra args, expected outcome of record 2, posts of record 2,
+#          requests for record 2, expected error status or None)
+FAULTS = {
+    "500": ("status", {"status": 500}, [], "ambiguous", 0, 1, 500),
+    "503": ("status", {"status": 503, "retry_after": 1}, [], "ambiguous", 0, 1, 503),
+    "429-short-reset": ("status", {"status": 429, "retry_after": 1}, [], "ok", 1, 2, None),
+    "reset-before": ("reset_before", {}, [], "ambiguous", 0, 1, None),
+    "reset-after": ("reset_after", {}, [], "ambiguous", 1, 1, None),
+    "hang": ("hang", {}, ["--timeout", "2"], "ambiguous", 0, 1, None),
+    "hang-processed": ("hang", {"process": True}, ["--timeout", "2"], "ambiguous", 1, 1, None),
+    "truncate": ("truncate", {"bytes": 10}, [], "ambiguous", 1, 1, None),
+    "malformed-201": ("malformed", {}, [], "ambiguous", 1, 1, 201),
+    "delay": ("delay", {"ms": 1200}, ["--timeout", "5"], "ok", 1, 1, None),
+}
+
+
+@pytest.mark.parametrize("name", list(FAULTS))
+def test_fault_matrix(run, sb, name):
+    kind, fields, args, outcome, posted, requests, status = FAULTS[name]
+    texts = ["fault %s one" % name, "fault %s two" % name, "fault %s three" % name]
+    sb.fault(kind, match=body_match(texts[1]), **fields)
+    r = run(args, jl(*texts), timeout=10)
+    got = r.by_line()
+    assert sorted(got) == [1, 2, 3], ("exactly one envelope per record", r)
+    assert got[1]["ok"] is True and got[3]["ok"] is True, r
+    e = got[2]
+    if outcome == "ok":
+        assert e["ok"] is True, e
+        assert r.returncode == 0
+    else:
+        assert e["ok"] is False and e["error"]["kind"] == outcome, e
+        assert e["error"]["attempts"] == 1, ("a post is never re-sent", e)
+        if status is not None:
+            assert e["error"].get("status") == status, e
+        assert r.returncode == 1
+    counts = posts_of(sb)["counts"]
+    assert counts.get(texts[0]) == 1 and counts.get(texts[2]) == 1, counts
+    assert counts.get(texts[1], 0) == posted, counts
+    assert len(post_requests(sb, texts[1])) == requests, post_requests(sb, texts[1])
+    if name.startswith("hang"):
+        assert 1.5 < r.elapsed < 10, r
+    if name == "429-short-reset":
+        refused, retried = post_requests(sb, texts[1])
+        assert refused["status"] == 429 and retried["status"] == 201
+        assert retried["time"] - refused["time"] >= 0.95, \
+            "Retry-After: 1 not honoured: retried %.2f s after the 429" % (retried["time"] - refused["time"])
+
+
+def test_reset_after_on_a_fresh_connection_is_ambiguous(run, sb):
+    """The same fault on the run's first request (no reused connection): never re-sent."""
+    sb.fault("reset_after", match=body_match("fresh reset"))
+    r = run([], jl("fresh reset", "fresh after"))
+    e1, e2 = r.envelopes
+    assert e1["ok"] is False and e1["error"]["kind"] == "ambiguous" and e1["error"]["attempts"] == 1, r
+    assert e2["ok"] is True
+    assert len(post_requests(sb, "fresh reset")) == 1
+    assert posts_of(sb)["counts"] == {"fresh reset": 1, "fresh after": 1}
+
+
+# --------------------------------------------------------------------------------------
+# 5. --thread
+# --------------------------------------------------------------------------------------
+
+def test_thread_posts_reply_to_each_other(run, sb):
+    r = run(["--thread"], jl("thread 1/3", "thread 2/3", "thread 3/3"))
+    assert r.returncode == 0, r
+    ids = [e["result"]["id"] for e in r.envelopes]
+    posts = {p["text"]: p for p in posts_of(sb)["posts"]}
+    assert posts["thread 1/3"]["in_reply_to_tweet_id"] is None
+    assert posts["thread 2/3"]["in_reply_to_tweet_id"] == ids[0]
+    assert posts["thread 3/3"]["in_reply_to_tweet_id"] == ids[1]
+
+
+@pytest.mark.parametrize("failure", ["503", "duplicate"])
+def test_thread_failure_cancels_the_rest(run, sb, failure):
+    texts = ["broken thread 1", "broken thread 2", "broken thread 3"]
+    if failure == "503":
+        sb.fault("status", match=body_match(texts[1]), status=503)
+        expected = "ambiguous"
+    else:
+        assert run([], jl(texts[1])).envelopes[0]["ok"]
+        expected = "duplicate"
+    r = run(["--thread"], jl(*texts))
+    assert r.returncode == 1, r
+    first, second, third = r.envelopes
+    assert first["ok"] is True
+    assert second["error"]["kind"] == expected, second
+    assert third["error"]["kind"] == "cancelled" and third["error"]["attempts"] == 0, third
+    assert post_requests(sb, texts[2]) == [], "the rest of a broken thread is never sent"
+    assert texts[2] not in posts_of(sb)["counts"]
+
+
+# --------------------------------------------------------------------------------------
+# 6. streaming, signals, closed stdout, ordering
+# --------------------------------------------------------------------------------------
+
+def test_streaming_each_line_is_acted_on_when_it_arrives(bin_path, make_env, sb):
+    p = start(bin_path, make_env())
+    out = LineReader(p.stdout)
+    try:
+        p.stdin.write(jl("streamed one"))
+        p.stdin.flush()
+        first = out.get(timeout=5)
+        assert first is not None, p.stderr.read()
+        e = parse_envelope(first)
+        assert e["ok"] and e["input"] == {"text": "streamed one"}, e
+        assert posts_of(sb)["counts"] == {"streamed one": 1}
+        p.stdin.write(jl("streamed two"))
+        p.stdin.flush()
+        assert parse_envelope(out.get(timeout=5))["line"] == 2
+    finally:
+        p.stdin.close()
+    assert out.rest(timeout=5) == []
+    assert p.wait(timeout=5) == 0
+
+
+@pytest.mark.parametrize("signum,status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+def test_interrupt_mid_run(bin_path, make_env, sb, signum, status):
+    sb.control(latency_ms=300)
+    n = 20
+    texts = ["interrupted %02d" % i for i in range(1, n + 1)]
+    p = start(bin_path, make_env())
+    out = LineReader(p.stdout)
+    try:
+        p.stdin.write(jl(*texts))           # all 20 written; stdin stays open
+        p.stdin.flush()
+        first = out.get(timeout=10)
+        assert first is not None
+        p.send_signal(signum)
+        lines = [first] + out.rest(timeout=10)
+        rc = p.wait(timeout=5)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.stdin.close()
+        err = p.stderr.read()
+    assert rc == status, (rc, err)
+    assert_no_secrets(b"".join(lines), err)
+    envs = [parse_envelope(l) for l in lines]
+    seen = [e["line"] for e in envs]
+    assert seen == list(range(1, len(seen) + 1)), ("one envelope per record read, none skipped", seen)
+    assert len(seen) <= n
+    kinds = ["ok" if e["ok"] else e["error"]["kind"] for e in envs]
+    assert kinds[0] == "ok"
+    assert "cancelled" in kinds, kinds
+    tail = kinds[kinds.index("cancelled"):]
+    assert set(tail) == {"cancelled"}, ("after the first cancelled record, all are cancelled", kinds)
+    assert set(kinds) <= {"ok", "ambiguous", "cancelled"}, kinds
+    counts = posts_of(sb)["counts"]
+    sent = {json.loads(e["body"])["text"] for e in post_requests(sb)}
+    for e, kind in zip(envs, kinds):
+        text = e["input"]["text"]
+        if kind == "ok":
+            assert counts.get(text) == 1, (text, counts)
+        elif kind == "cancelled":
+            assert text not in sent, ("a cancelled record was sent", text)
+            assert e["error"]["attempts"] == 0, e
+    assert set(counts) <= {e["input"]["text"] for e, k in zip(envs, kinds) if k in ("ok", "ambiguous")}
+
+
+def test_closed_stdout_ends_the_run_promptly_and_quietly(bin_path, make_env, sb):
+    sb.control(latency_ms=20)
+    n = 300
+    p1 = subprocess.Popen([bin_path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=make_env())
+    head = subprocess.Popen(["head", "-1"], stdin=p1.stdout, stdout=subprocess.PIPE)
+    p1.stdout.close()
+    t0 = time.monotonic()
+    try:
+        p1.stdin.write(jl(*["head %03d" % i for i in range(n)]))
+        p1.stdin.close()
+    except BrokenPipeError:
+        pass
+    first = head.stdout.read()
+    head.wait(timeout=5)
+    try:
+        rc = p1.wait(timeout=5)
+    finally:
+        if p1.poll() is None:
+            p1.kill()
+    elapsed = time.monotonic() - t0
+    err = p1.stderr.read()
+    assert parse_envelope(first.splitlines()[0])["ok"] is True
+    assert rc in (141, -signal.SIGPIPE, 0), rc
+    assert err == b"", err
+    assert elapsed < 3, elapsed
+    total = posts_of(sb)["total"]
+    assert total <= 5, "no new requests after stdout closed; %d posts made" % total
+
+
+def test_ordered_output_with_parallel_requests(run, sb):
+    for text in ("slow one", "slow two"):
+        sb.fault("delay", match=body_match(text), ms=1500)
+    r = run(["-j", "4"], jl("slow one", "slow two", "fast three", "fast four"), timeout=30)
+    assert r.returncode == 0, r
+    assert [e["line"] for e in r.envelopes] == [1, 2, 3, 4]
+    assert r.elapsed < 2.8, ("the two slow posts should be in flight together", r.elapsed)
+
+
+def test_unordered_lets_fast_posts_overtake(run, sb):
+    sb.fault("delay", match=body_match("slow second"), ms=1500)
+    recs = ["fast first", "slow second", "fast third", "fast fourth"]
+    r = run(["-j", "4", "--unordered"], jl(*recs), timeout=30)
+    assert r.returncode == 0, r
+    lines = [e["line"] for e in r.envelopes]
+    assert sorted(lines) == [1, 2, 3, 4]
+    assert lines[-1] == 2, lines
+    # Same input without --unordered: input order (posts forgotten, so no duplicates).
+    sb.clear()
+    sb.fault("delay", match=body_match("slow second"), ms=1500)
+    r = run(["-j", "4"], jl(*recs), timeout=30)
+    assert [e["line"] for e in r.envelopes] == [1, 2, 3, 4], r
+
+
+def test_default_parallelism_is_one(run, sb):
+    for text in ("serial one", "serial two"):
+        sb.fault("delay", match=body_match(text), ms=700)
+    r = run([], jl("serial one", "serial two"), timeout=30)
+    assert r.returncode == 0, r
+    first, second = post_requests(sb)
+    # The second post is not sent before the first one is answered.
+    assert second["time"] >= first["time"] + 0.65, (first["time"], second["time"])
+
+
+# --------------------------------------------------------------------------------------
+# 7. --dry-run, memory, usage
+# --------------------------------------------------------------------------------------
+
+def test_dry_run_oauth1_shows_the_request_and_sends_nothing(run, sb):
+    r = run(["--dry-run"], jl({"text": "dry \u2603", "reply_to": EXISTING_POST, "media_ids": [MEDIA[0]]}))
+    assert r.returncode == 0, r
+    [e] = r.envelopes
+    req = e["result"]["request"]
+    assert list(e["result"]) == ["request"]
+    assert set(req) == {"method", "url", "headers", "body"}, req
+    assert req["method"] == "POST" and req["url"] == sb.url + POST_PATH, req
+    headers = {h.split(":", 1)[0].lower(): h.split(":", 1)[1].strip() for h in req["headers"]}
+    assert headers["content-type"].startswith("application/json")
+    auth = headers["authorization"]
+    assert auth.startswith("OAuth ") and 'oauth_consumer_key="%s"' % CONSUMER_KEY in auth, auth
+    assert 'oauth_token="%s"' % ACCESS_TOKEN in auth, auth
+    assert json.loads(req["body"]) == {"text": "dry \u2603", "reply": {"in_reply_to_tweet_id": EXISTING_POST},
+                                       "media": {"media_ids": [MEDIA[0]]}}
+    assert sb.log() == []
+
+
+def test_dry_run_redacts_a_bearer_token(run, sb):
+    r = run(["--dry-run", "--api-base", sb.url + "/"], jl("dry bearer"),
+            credentials={"TW_BEARER_TOKEN": OAUTH2_USER_TOKEN}, api_base=False)
+    assert r.returncode == 0, r
+    req = r.envelopes[0]["result"]["request"]
+    auth = [h for h in req["headers"] if h.lower().startswith("authorization:")]
+    assert auth and all(OAUTH2_USER_TOKEN not in h for h in auth), auth
+    assert "redacted" in auth[0].lower(), auth
+    assert req["url"] in (sb.url + POST_PATH,), req["url"]
+    assert sb.log() == []
+
+
+def test_dry_run_v11_form_body(run, sb):
+    r = run(["--dry-run", "--api", "1.1"], jl("form & body"))
+    req = r.envelopes[0]["result"]["request"]
+    assert req["url"] == sb.url + V11_PATH
+    assert "status=form%20%26%20body" in req["body"], req
+    assert sb.log() == []
+
+
+def _vm_hwm_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmHWM for %d" % pid)
+
+
+def test_memory_is_bounded_over_100k_records(bin_path, make_env, sb):
+    """100,000 records through --dry-run: 100,000 envelopes, peak RSS under 40 MiB.
+    stdin stays open until every envelope is read, so the peak (VmHWM of the
+    process itself, unaffected by the fork from this big Python process) is read
+    while tw-post is still alive; then stdin closes and it must exit 0."""
+    if not os.path.exists("/proc/self/status"):
+        pytest.skip("needs /proc for VmHWM")
+    n = 100_000
+    p = start(bin_path, make_env(), ["--dry-run"])
+
+    def feed():
+        try:
+            for base in range(0, n, 1000):
+                p.stdin.write("".join('{"text":"memory record %d"}\n' % i
+                                      for i in range(base, base + 1000)).encode())
+            p.stdin.flush()
+        except BrokenPipeError:
+            pass
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    t0 = time.monotonic()
+    count, last, peak = 0, None, 0
+    try:
+        for raw in p.stdout:
+            count += 1
+            last = raw
+            if count % 10_000 == 0:
+                peak = max(peak, _vm_hwm_kib(p.pid))
+            if count == n:
+                break
+        peak = max(peak, _vm_hwm_kib(p.pid))
+        elapsed = time.monotonic() - t0
+        writer.join(timeout=10)
+        p.stdin.close()
+        rest = p.stdout.read()
+        rc = p.wait(timeout=10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert count == n and rest == b"", (count, rest[:200])
+    assert rc == 0, p.stderr.read()
+    assert peak / 1024 < 40, "peak RSS %.1f MiB over %d records" % (peak / 1024, n)
+    e = parse_envelope(last)
+    assert e["ok"] and e["line"] == n and e["input"] == {"text": "memory record %d" % (n - 1)}
+    assert "request" in e["result"]
+    assert elapsed < 30, elapsed
+    assert sb.log() == []
+
+
+@pytest.mark.parametrize("args", [["--bogus"], ["--api", "3"], ["--parallel", "0"], ["-j", "x"],
+                                  ["--max-length", "abc"], ["--retries", "-1"], ["--timeout", "soon"]],
+                         ids=lambda a: " ".join(a))
+def test_usage_errors_exit_2_and_send_nothing(run, sb, args):
+    r = run(args, jl("never read"))
+    assert r.returncode == 2, r
+    assert r.stdout == b""
+    assert r.stderr.startswith(b"tw-post: "), r
+    assert sb.log() == []
+
+
+def test_help_and_version(bin_path, make_env):
+    p = subprocess.run([bin_path, "--help"], capture_output=True, env=make_env(), timeout=10)
+    assert p.returncode == 0 and b"--thread" in p.stdout and b"--max-length" in p.stdout, p
+    p = subprocess.run([bin_path, "--version"], capture_output=True, env=make_env(), timeout=10)
+    assert p.returncode == 0 and re.fullmatch(rb"tw-post \S+\n", p.stdout), p
+
+
+# --------------------------------------------------------------------------------------
+# 8. differential length test (cases owned by another module)
+# --------------------------------------------------------------------------------------
+
+def _load_length_cases():
+    path = HERE / "tweet_length_cases.py"
+    if not path.exists():
+        return None
+    spec = importlib.util.spec_from_file_location("tweet_length_cases", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _case_text(case):
+    if isinstance(case, str):
+        return case
+    if isinstance(case, dict):
+        return case["text"]
+    if isinstance(case, (tuple, list)):
+        strings = [c for c in case if isinstance(c, str)]
+        # (description, text) or (text, ...): the text is the last string when there are two.
+        return strings[-1] if len(strings) > 1 else strings[0]
+    raise TypeError("unrecognised case %r" % (case,))
+
+
+def test_weighted_length_differential(run, sb):
+    """Every text of tweet_length_cases.CASES through one --dry-run process at the default
+    limit: accepted iff X's weighted length (expected(), or EXCLUDED_EXPECTED where the
+    oracle is knowingly wrong) is at most 280; refused as `validation` naming that length
+    otherwise. Empty texts and texts with U+FFFE/U+FEFF/U+FFFF must be `validation` too."""
+    module = _load_length_cases()
+    if module is None:
+        pytest.skip("Tests/tw-post/tweet_length_cases.py does not exist yet (owned by another engineer)")
+    overrides = getattr(module, "EXCLUDED_EXPECTED", {}) or {}
+    texts = [_case_text(c) for c in module.CASES]
+    assert texts, "no cases"
+    r = run(["--dry-run"], jl(*[{"text": t} for t in texts]), timeout=60)
+    got = r.by_line()
+    assert sorted(got) == list(range(1, len(texts) + 1))
+    wrong = []
+    for i, text in enumerate(texts, 1):
+        e = got[i]
+        outcome = "accepted" if e["ok"] else "%s: %s" % (e["error"]["kind"], e["error"]["message"])
+        if text == "" or any(c in text for c in "\ufffe\ufeff\uffff"):
+            if e["ok"] or e["error"]["kind"] != "validation":
+                wrong.append((text[:60], "validation", outcome))
+            continue
+        weighted = overrides[text] if text in overrides else module.expected(text)
+        if weighted <= 280:
+            if not e["ok"]:
+                wrong.append((text[:60], weighted, outcome))
+        elif e["ok"] or e["error"]["kind"] != "validation" \
+                or not re.search(r"\b%d\b" % weighted, e["error"]["message"]):
+            wrong.append((text[:60], weighted, outcome))
+    assert not wrong, "%d of %d cases disagree; first ones (text[:60], expected weighted length, outcome): %r" % (
+        len(wrong), len(texts), wrong[:8])
