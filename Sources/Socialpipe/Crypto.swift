@@ -25,10 +25,8 @@ public final class Crypto {
     }
 
     deinit {
-        if let cachedKey {
-            EVP_MD_CTX_free(cachedKey.inner)
-            EVP_MD_CTX_free(cachedKey.outer)
-        }
+        EVP_MD_CTX_free(innerContext)
+        EVP_MD_CTX_free(outerContext)
         EVP_MD_CTX_free(context)
         EVP_MD_free(sha1)
         EVP_MD_free(sha256)
@@ -53,6 +51,18 @@ public final class Crypto {
         bytes.withUnsafeBytes { digest(algorithm, [$0]) }
     }
 
+    /// Writes the digest of `bytes` to `output` (room for `algorithm.length`
+    /// bytes, at most 32); returns its length.
+    @discardableResult
+    public func digest(_ algorithm: DigestAlgorithm, _ bytes: UnsafeBufferPointer<UInt8>,
+                       into output: UnsafeMutablePointer<UInt8>) -> Int {
+        var length: UInt32 = 0
+        EVP_DigestInit_ex2(context, digestFunction(algorithm), nil)
+        EVP_DigestUpdate(context, bytes.baseAddress, bytes.count)
+        EVP_DigestFinal_ex(context, output, &length)
+        return algorithm.length
+    }
+
     /// The digest of `first` followed by `second`.
     private func digest(_ algorithm: DigestAlgorithm, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
                         into output: UnsafeMutablePointer<UInt8>) {
@@ -65,72 +75,113 @@ public final class Crypto {
 
     /// HMAC (RFC 2104) with a 64-byte block, as both SHA-1 and SHA-256 have.
     public func hmac(_ algorithm: DigestAlgorithm, key: [UInt8], message: [UInt8]) -> [UInt8] {
-        if let keyed = keyedContexts(algorithm, key: key) {
-            // The padded key blocks were hashed once for this key; continue from there.
-            var inner = [UInt8](repeating: 0, count: algorithm.length)
-            var output = [UInt8](repeating: 0, count: algorithm.length)
-            var length: UInt32 = 0
-            EVP_MD_CTX_copy_ex(context, keyed.inner)
-            message.withUnsafeBytes { _ = EVP_DigestUpdate(context, $0.baseAddress, $0.count) }
-            EVP_DigestFinal_ex(context, &inner, &length)
-            EVP_MD_CTX_copy_ex(context, keyed.outer)
-            EVP_DigestUpdate(context, inner, inner.count)
-            EVP_DigestFinal_ex(context, &output, &length)
-            return output
+        var output = [UInt8](repeating: 0, count: algorithm.length)
+        key.withUnsafeBufferPointer { key in
+            message.withUnsafeBufferPointer { message in
+                output.withUnsafeMutableBufferPointer { result in
+                    guard let out = result.baseAddress else { return }
+                    hmac(algorithm, key: key, message: message, into: out)
+                }
+            }
         }
-        return hmacFromScratch(algorithm, key: key, message: message)
+        return output
     }
 
-    private var cachedKey: (algorithm: DigestAlgorithm, key: [UInt8], inner: OpaquePointer, outer: OpaquePointer)?
+    /// Writes the HMAC of `message` to `output` (room for `algorithm.length`
+    /// bytes, at most 32); returns its length.
+    @discardableResult
+    public func hmac(_ algorithm: DigestAlgorithm, key: UnsafeBufferPointer<UInt8>, message: UnsafeBufferPointer<UInt8>,
+                     into output: UnsafeMutablePointer<UInt8>) -> Int {
+        guard let keyed = keyedContexts(algorithm, key: key) else {
+            hmacFromScratch(algorithm, key: key, message: message, into: output)
+            return algorithm.length
+        }
+        // The padded key blocks were hashed once for this key; continue from there.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { scratch in
+            guard let inner = scratch.baseAddress else { return }
+            var length: UInt32 = 0
+            EVP_MD_CTX_copy_ex(context, keyed.inner)
+            EVP_DigestUpdate(context, message.baseAddress, message.count)
+            EVP_DigestFinal_ex(context, inner, &length)
+            EVP_MD_CTX_copy_ex(context, keyed.outer)
+            EVP_DigestUpdate(context, inner, algorithm.length)
+            EVP_DigestFinal_ex(context, output, &length)
+        }
+        return algorithm.length
+    }
+
+    private var cachedAlgorithm: DigestAlgorithm?
+    private let cachedKey = ByteBuffer(capacity: 64)
+    private var innerContext: OpaquePointer?
+    private var outerContext: OpaquePointer?
 
     /// Digest contexts that have absorbed the inner and outer padded key,
     /// kept for the last key used (a run usually signs with one key).
-    private func keyedContexts(_ algorithm: DigestAlgorithm, key: [UInt8]) -> (inner: OpaquePointer, outer: OpaquePointer)? {
-        if let cached = cachedKey, cached.algorithm == algorithm, cached.key == key {
-            return (cached.inner, cached.outer)
+    private func keyedContexts(_ algorithm: DigestAlgorithm,
+                               key: UnsafeBufferPointer<UInt8>) -> (inner: OpaquePointer, outer: OpaquePointer)? {
+        if let inner = innerContext, let outer = outerContext, cachedAlgorithm == algorithm,
+           RawBytes.equal(cachedKey.bytes, key) {
+            return (inner, outer)
         }
-        let inner = cachedKey?.inner ?? EVP_MD_CTX_new()
-        let outer = cachedKey?.outer ?? EVP_MD_CTX_new()
-        guard let inner, let outer else { return nil }
+        if innerContext == nil { innerContext = EVP_MD_CTX_new() }
+        if outerContext == nil { outerContext = EVP_MD_CTX_new() }
+        guard let inner = innerContext, let outer = outerContext else { return nil }
+        cachedAlgorithm = nil
         let blockSize = 64
-        let shortKey = key.count > blockSize ? digest(algorithm, key) : key
-        var innerPad = [UInt8](repeating: 0x36, count: blockSize)
-        var outerPad = [UInt8](repeating: 0x5C, count: blockSize)
-        for index in 0..<shortKey.count {
-            innerPad[index] ^= shortKey[index]
-            outerPad[index] ^= shortKey[index]
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: blockSize * 2 + 32) { scratch in
+            guard let innerPad = scratch.baseAddress else { return }
+            let outerPad = innerPad + blockSize
+            let shortKey = UnsafeMutableBufferPointer(start: outerPad + blockSize, count: 32)
+            var keyBytes = key
+            if key.count > blockSize, let out = shortKey.baseAddress {
+                keyBytes = UnsafeBufferPointer(start: out, count: digest(algorithm, key, into: out))
+            }
+            for index in 0..<blockSize {
+                let byte = index < keyBytes.count ? keyBytes[index] : 0
+                innerPad[index] = byte ^ 0x36
+                outerPad[index] = byte ^ 0x5C
+            }
+            EVP_DigestInit_ex2(inner, digestFunction(algorithm), nil)
+            EVP_DigestUpdate(inner, innerPad, blockSize)
+            EVP_DigestInit_ex2(outer, digestFunction(algorithm), nil)
+            EVP_DigestUpdate(outer, outerPad, blockSize)
         }
-        EVP_DigestInit_ex2(inner, digestFunction(algorithm), nil)
-        EVP_DigestUpdate(inner, innerPad, blockSize)
-        EVP_DigestInit_ex2(outer, digestFunction(algorithm), nil)
-        EVP_DigestUpdate(outer, outerPad, blockSize)
-        cachedKey = (algorithm, key, inner, outer)
+        cachedKey.removeAll()
+        cachedKey.append(key)
+        cachedAlgorithm = algorithm
         return (inner, outer)
     }
 
     /// HMAC computed directly, for when no digest context can be kept.
-    private func hmacFromScratch(_ algorithm: DigestAlgorithm, key: [UInt8], message: [UInt8]) -> [UInt8] {
+    private func hmacFromScratch(_ algorithm: DigestAlgorithm, key: UnsafeBufferPointer<UInt8>,
+                                 message: UnsafeBufferPointer<UInt8>, into output: UnsafeMutablePointer<UInt8>) {
         let blockSize = 64
-        let shortKey = key.count > blockSize ? digest(algorithm, key) : key
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: blockSize * 2 + 64) { scratch in
-            let innerPad = scratch.baseAddress!
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: blockSize * 2 + 64) { scratch in
+            guard let innerPad = scratch.baseAddress else { return }
             let outerPad = innerPad + blockSize
             let inner = outerPad + blockSize
+            var keyBytes = key
+            if key.count > blockSize {
+                keyBytes = UnsafeBufferPointer(start: inner, count: digest(algorithm, key, into: inner))
+            }
             for index in 0..<blockSize {
-                let byte = index < shortKey.count ? shortKey[index] : 0
+                let byte = index < keyBytes.count ? keyBytes[index] : 0
                 innerPad[index] = byte ^ 0x36
                 outerPad[index] = byte ^ 0x5C
             }
-            message.withUnsafeBytes {
-                digest(algorithm, UnsafeRawBufferPointer(start: innerPad, count: blockSize), $0, into: inner)
-            }
-            var output = [UInt8](repeating: 0, count: algorithm.length)
-            output.withUnsafeMutableBufferPointer { result in
-                digest(algorithm, UnsafeRawBufferPointer(start: outerPad, count: blockSize),
-                       UnsafeRawBufferPointer(start: inner, count: algorithm.length), into: result.baseAddress!)
-            }
-            return output
+            digest(algorithm, UnsafeRawBufferPointer(start: innerPad, count: blockSize),
+                   UnsafeRawBufferPointer(message), into: inner)
+            digest(algorithm, UnsafeRawBufferPointer(start: outerPad, count: blockSize),
+                   UnsafeRawBufferPointer(start: inner, count: algorithm.length), into: output)
         }
+    }
+
+    /// Appends standard base64 of `bytes`, with padding and no line breaks.
+    public static func base64(_ bytes: UnsafeBufferPointer<UInt8>, into output: ByteBuffer) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        let out = output.reserve((bytes.count + 2) / 3 * 4 + 1)
+        let length = EVP_EncodeBlock(out, source, Int32(bytes.count))
+        output.advance(by: Int(max(length, 0)))
     }
 
     /// Standard base64 with padding and no line breaks.
@@ -176,6 +227,25 @@ public final class Crypto {
     private var randomPool: [UInt8] = []
     private var randomUsed = 0
 
+    /// Appends `count` (at most 4096) pooled random bytes as lower-case hex.
+    public func appendRandomHex(_ count: Int, to output: ByteBuffer) {
+        if randomUsed + count > randomPool.count {
+            randomPool = Crypto.randomBytes(max(4096, count))
+            randomUsed = 0
+        }
+        let digits = ("0123456789abcdef" as StaticString).utf8Start
+        let out = output.reserve(count * 2)
+        randomPool.withUnsafeBufferPointer { pool in
+            for index in 0..<count {
+                let byte = pool[randomUsed + index]
+                out[index * 2] = digits[Int(byte >> 4)]
+                out[index * 2 + 1] = digits[Int(byte & 0x0F)]
+            }
+        }
+        randomUsed += count
+        output.advance(by: count * 2)
+    }
+
     /// `count` (at most 4096) bytes from the CSPRNG, drawn from a pool
     /// refilled 4 KiB at a time: one RAND_bytes call per nonce costs more
     /// than signing.
@@ -220,13 +290,18 @@ public final class RSAPrivateKey {
 
     /// RSASSA-PKCS1-v1_5 over SHA-1 (RFC 5849 §3.4.3).
     public func signSHA1(_ message: [UInt8]) -> [UInt8]? {
+        message.withUnsafeBufferPointer { signSHA1($0) }
+    }
+
+    /// RSASSA-PKCS1-v1_5 over SHA-1 (RFC 5849 §3.4.3).
+    public func signSHA1(_ message: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         guard let context = EVP_MD_CTX_new() else { return nil }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestSignInit(context, nil, EVP_sha1(), nil, key) == 1 else { ERR_clear_error(); return nil }
         var length = 0
-        guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else { ERR_clear_error(); return nil }
+        guard EVP_DigestSign(context, nil, &length, message.baseAddress, message.count) == 1 else { ERR_clear_error(); return nil }
         var signature = [UInt8](repeating: 0, count: length)
-        guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1 else { ERR_clear_error(); return nil }
+        guard EVP_DigestSign(context, &signature, &length, message.baseAddress, message.count) == 1 else { ERR_clear_error(); return nil }
         return Array(signature[..<length])
     }
 }

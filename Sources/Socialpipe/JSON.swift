@@ -299,3 +299,79 @@ public enum MemberLookup<Value> {
 // jansson 2.14 counts references atomically, and the tools hand values
 // between no threads; errors that carry JSON must be Sendable.
 extension JSON: @unchecked Sendable {}
+
+/// A value inside a parsed document, read in place: no reference is taken
+/// and nothing is copied. Valid only while the `JSON` it came from lives;
+/// for the per-record reads of a tool, where wrapping every member in a
+/// `JSON` (a retain, an allocation, a String per key) costs more than the work.
+public struct JSONView {
+    @usableFromInline let raw: UnsafeMutablePointer<json_t>
+
+    /// A view of `value`, which must outlive it.
+    public init(_ value: JSON) { raw = value.raw }
+
+    init(raw: UnsafeMutablePointer<json_t>) { self.raw = raw }
+
+    public var kind: JSON.Kind {
+        switch raw.pointee.type {
+        case JSON_OBJECT: return .object
+        case JSON_ARRAY: return .array
+        case JSON_STRING: return .string
+        case JSON_INTEGER: return .integer
+        case JSON_REAL: return .real
+        case JSON_TRUE, JSON_FALSE: return .bool
+        default: return .null
+        }
+    }
+
+    public var isNull: Bool { raw.pointee.type == JSON_NULL }
+
+    /// The UTF-8 bytes of a string (NULs included), or nil for another kind.
+    public var stringBytes: UnsafeBufferPointer<UInt8>? {
+        guard raw.pointee.type == JSON_STRING, let chars = json_string_value(raw) else { return nil }
+        return UnsafeBufferPointer(start: UnsafeRawPointer(chars).assumingMemoryBound(to: UInt8.self),
+                                   count: json_string_length(raw))
+    }
+
+    /// The value of an integer.
+    public var integer: Int64? {
+        raw.pointee.type == JSON_INTEGER ? Int64(json_integer_value(raw)) : nil
+    }
+
+    /// The value of `true` or `false`.
+    public var bool: Bool? {
+        switch raw.pointee.type {
+        case JSON_TRUE: return true
+        case JSON_FALSE: return false
+        default: return nil
+        }
+    }
+
+    /// The number of elements of an array; 0 for other kinds.
+    public var arrayCount: Int {
+        raw.pointee.type == JSON_ARRAY ? json_array_size(raw) : 0
+    }
+
+    /// The element at `index` of an array, or nil.
+    public subscript(index: Int) -> JSONView? {
+        guard raw.pointee.type == JSON_ARRAY, index >= 0, let element = json_array_get(raw, index) else { return nil }
+        return JSONView(raw: element)
+    }
+
+    /// Calls `body` with each member's key (UTF-8, no NUL) and value, in the
+    /// object's order; nothing for other kinds.
+    public func forEachMember<Failure: Error>(
+        _ body: (UnsafeBufferPointer<UInt8>, JSONView) throws(Failure) -> Void
+    ) throws(Failure) {
+        guard raw.pointee.type == JSON_OBJECT else { return }
+        var iterator = json_object_iter(raw)
+        while let current = iterator {
+            if let key = json_object_iter_key(current), let value = json_object_iter_value(current) {
+                let name = UnsafeBufferPointer(start: UnsafeRawPointer(key).assumingMemoryBound(to: UInt8.self),
+                                               count: json_object_iter_key_len(current))
+                try body(name, JSONView(raw: value))
+            }
+            iterator = json_object_iter_next(raw, current)
+        }
+    }
+}

@@ -79,7 +79,22 @@ extension OutputWriter {
 
     /// Appends `bytes` (valid UTF-8) as a JSON string.
     public func writeJSONString(_ bytes: UnsafeBufferPointer<UInt8>) {
-        JSONText.escapeString(bytes) { write($0) }
+        writeByte(0x22)
+        if let base = bytes.baseAddress {
+            let count = bytes.count
+            var runStart = 0
+            while true {
+                let index = JSONText.nextEscape(base, from: runStart, count: count)
+                if index > runStart { write(UnsafeBufferPointer(start: base + runStart, count: index - runStart)) }
+                if index == count { break }
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 6) { escape in
+                    guard let out = escape.baseAddress else { return }
+                    write(UnsafeBufferPointer(start: out, count: JSONText.writeEscape(base[index], to: out)))
+                }
+                runStart = index + 1
+            }
+        }
+        writeByte(0x22)
     }
 
     /// Appends a string as a JSON string.
@@ -88,29 +103,51 @@ extension OutputWriter {
         text.withUTF8 { writeJSONString($0) }
     }
 
+    /// The index just past the `"` that closes a JSON string whose text
+    /// starts at `index`, or `count` when it is not closed.
+    private static func stringEnd(_ base: UnsafePointer<UInt8>, from index: Int, count: Int) -> Int {
+        // Eight bytes at a time, as in `JSONText.nextEscape`: only `"` and `\` stop the scan.
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var position = index
+        while position < count {
+            if position + 8 <= count {
+                let word = UInt64(littleEndian: UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
+                let quote = word ^ (ones &* 0x22)
+                let backslash = word ^ (ones &* 0x5C)
+                let found = ((quote &- ones) | (backslash &- ones)) & ~word & highs
+                if found == 0 {
+                    position += 8
+                    continue
+                }
+                position += found.trailingZeroBitCount / 8
+            }
+            let byte = base[position]
+            if byte == 0x22 { return position + 1 }
+            position += byte == 0x5C ? 2 : 1
+        }
+        return count
+    }
+
     /// Appends the JSON text `bytes` (known to be valid) without the
     /// whitespace between its tokens.
     public func writeMinified(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let base = bytes.baseAddress else { return }
+        let count = bytes.count
         var runStart = 0
         var index = 0
-        var inString = false
-        let count = bytes.count
         while index < count {
-            let byte = bytes[index]
-            if inString {
-                if byte == 0x5C {
-                    index += 2
-                    continue
-                }
-                if byte == 0x22 { inString = false }
-            } else if byte == 0x22 {
-                inString = true
-            } else if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
-                if index > runStart { write(UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
+            let byte = base[index]
+            if byte == 0x22 {
+                index = Self.stringEnd(base, from: index + 1, count: count)
+                continue
+            }
+            if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
+                if index > runStart { write(UnsafeBufferPointer(start: base + runStart, count: index - runStart)) }
                 runStart = index + 1
             }
             index += 1
         }
-        if count > runStart { write(UnsafeBufferPointer(rebasing: bytes[runStart..<min(count, bytes.count)])) }
+        if count > runStart { write(UnsafeBufferPointer(start: base + runStart, count: count - runStart)) }
     }
 }

@@ -102,112 +102,329 @@ public enum OAuth1 {
     /// when RSA signing fails.
     public static func sign(_ request: OAuth1Request, credentials: OAuth1Credentials,
                             crypto: Crypto, rsaKey: RSAPrivateKey? = nil) -> OAuth1Signature? {
-        var oauth: [(name: String, value: String)] = []
-        if let bodyHash = request.bodyHash { oauth.append(("oauth_body_hash", bodyHash)) }
-        if let callback = request.callback { oauth.append(("oauth_callback", callback)) }
-        oauth.append(("oauth_consumer_key", credentials.consumerKey))
-        oauth.append(("oauth_nonce", request.nonce))
-        oauth.append(("oauth_signature_method", request.signatureMethod.rawValue))
-        oauth.append(("oauth_timestamp", request.timestamp))
-        if let token = credentials.token { oauth.append(("oauth_token", token)) }
-        if let verifier = request.verifier { oauth.append(("oauth_verifier", verifier)) }
-        if let version = request.version { oauth.append(("oauth_version", version)) }
-
-        let base = baseString(request, protocolParameters: oauth)
-        var key = PercentEncoding.encoded(Array(credentials.consumerSecret.utf8))
-        key.append(0x26)
-        PercentEncoding.encode(Array(credentials.tokenSecret.utf8), into: &key)
-
-        let signature: String
-        switch request.signatureMethod {
-        case .hmacSHA1:
-            signature = Crypto.base64(crypto.hmac(.sha1, key: key, message: base))
-        case .hmacSHA256:
-            signature = Crypto.base64(crypto.hmac(.sha256, key: key, message: base))
-        case .plaintext:
-            signature = String(decoding: key, as: UTF8.self)
-        case .rsaSHA1:
-            guard let rsaKey, let signed = rsaKey.signSHA1(base) else { return nil }
-            signature = Crypto.base64(signed)
+        let signer = OAuth1Signer(crypto: crypto)
+        signer.begin()
+        request.addParameters(to: signer)
+        func set(_ parameter: OAuth1Parameter, _ value: String?) {
+            guard var value else { return }
+            value.withUTF8 { signer.set(parameter, $0) }
         }
-        let position = oauth.firstIndex { $0.name > "oauth_signature" } ?? oauth.count
-        oauth.insert(("oauth_signature", signature), at: position)
-        return OAuth1Signature(baseString: base, signature: signature, protocolParameters: oauth, realm: request.realm)
+        set(.bodyHash, request.bodyHash)
+        set(.callback, request.callback)
+        set(.consumerKey, credentials.consumerKey)
+        set(.nonce, request.nonce)
+        set(.signatureMethod, request.signatureMethod.rawValue)
+        set(.timestamp, request.timestamp)
+        set(.token, credentials.token)
+        set(.verifier, request.verifier)
+        set(.version, request.version)
+        if var realm = request.realm { realm.withUTF8 { signer.setRealm($0) } }
+        var method = request.method
+        var consumerSecret = credentials.consumerSecret
+        var tokenSecret = credentials.tokenSecret
+        let baseURI = request.url.baseURI
+        let signed = method.withUTF8 { method in
+            baseURI.withUnsafeBufferPointer { baseURI in
+                consumerSecret.withUTF8 { consumerSecret in
+                    tokenSecret.withUTF8 { tokenSecret in
+                        signer.sign(method: method, baseURI: baseURI, signatureMethod: request.signatureMethod,
+                                    consumerSecret: consumerSecret, tokenSecret: tokenSecret, rsaKey: rsaKey)
+                    }
+                }
+            }
+        }
+        guard signed else { return nil }
+        var parameters: [(name: String, value: String)] = []
+        signer.forEachParameter { name, value in
+            parameters.append((name.description, String(decoding: value, as: UTF8.self)))
+        }
+        let signature = signer.value(.signature).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        return OAuth1Signature(baseString: signer.baseString.array, signature: signature,
+                               protocolParameters: parameters, realm: request.realm)
     }
 
-    /// Where one encoded name and value sit in a shared byte store.
+    /// The signature base string (RFC 5849 §3.4.1): method, base string URI
+    /// and normalised parameters, each encoded, joined by `&`.
+    public static func baseString(_ request: OAuth1Request, protocolParameters: [(name: String, value: String)]) -> [UInt8] {
+        let signer = OAuth1Signer(crypto: Crypto())
+        signer.begin()
+        request.addParameters(to: signer)
+        for (name, value) in protocolParameters {
+            var name = name
+            var value = value
+            name.withUTF8 { name in value.withUTF8 { signer.addParameter(name: name, value: $0) } }
+        }
+        var method = request.method
+        let baseURI = request.url.baseURI
+        method.withUTF8 { method in
+            baseURI.withUnsafeBufferPointer { signer.buildBaseString(method: method, baseURI: $0) }
+        }
+        return signer.baseString.array
+    }
+}
+
+extension OAuth1Request {
+    /// Hands the query's and the body's parameters to `signer`.
+    fileprivate func addParameters(to signer: OAuth1Signer) {
+        url.query?.withUnsafeBufferPointer { signer.addForm($0) }
+        for parameter in bodyParameters {
+            parameter.name.withUnsafeBufferPointer { name in
+                parameter.value.withUnsafeBufferPointer { signer.addParameter(name: name, value: $0) }
+            }
+        }
+    }
+}
+
+/// The `oauth_*` protocol parameters, in the order the header and the
+/// result list them: sorted by name.
+public enum OAuth1Parameter: Int, CaseIterable, Sendable {
+    case bodyHash, callback, consumerKey, nonce, signature, signatureMethod, timestamp, token, verifier, version
+
+    /// The parameter's name; it needs no percent-encoding.
+    public var name: StaticString {
+        switch self {
+        case .bodyHash: return "oauth_body_hash"
+        case .callback: return "oauth_callback"
+        case .consumerKey: return "oauth_consumer_key"
+        case .nonce: return "oauth_nonce"
+        case .signature: return "oauth_signature"
+        case .signatureMethod: return "oauth_signature_method"
+        case .timestamp: return "oauth_timestamp"
+        case .token: return "oauth_token"
+        case .verifier: return "oauth_verifier"
+        case .version: return "oauth_version"
+        }
+    }
+}
+
+/// Signs one request after another in buffers it keeps, so that a signature
+/// costs no allocation once they have grown: `begin()`, the request
+/// parameters and `oauth_*` values, then `sign(…)`; the base string, the
+/// signature and the header stay readable until the next `begin()`.
+public final class OAuth1Signer {
+    public let crypto: Crypto
+    /// The signature base string (RFC 5849 §3.4.1) of the last request.
+    public let baseString = ByteBuffer(capacity: 1024)
+    /// The `Authorization` header value of the last request (RFC 5849 §3.5.1).
+    public let authorization = ByteBuffer(capacity: 512)
+
+    /// Raw `oauth_*` values and the realm.
+    @usableFromInline let values = ByteBuffer(capacity: 256)
+    /// Where each `oauth_*` value is in `values`: start and end by raw
+    /// value, a start of -1 when it is not set. Fixed storage rather than
+    /// an array of optionals, which costs retains and uniqueness checks.
+    @usableFromInline let ranges: UnsafeMutablePointer<Int>
+    @inlinable static var parameterCount: Int { OAuth1Parameter.version.rawValue + 1 }
+    private var realm: Range<Int>?
+
+    /// Every parameter's name and value, each encoded twice, as the base
+    /// string holds them; `pairs` says where each one is.
+    private let store = ByteBuffer(capacity: 1024)
+    private var pairs: UnsafeMutablePointer<EncodedPair>
+    private var pairCapacity = 32
+    private var pairCount = 0
+    private let key = ByteBuffer(capacity: 128)
+    private let digest = ByteBuffer(capacity: 64)
+
     private struct EncodedPair {
         var nameStart: Int
         var nameEnd: Int
         var valueEnd: Int
     }
 
-    /// The signature base string (RFC 5849 §3.4.1): method, base string URI
-    /// and normalised parameters, each encoded, joined by `&`.
-    public static func baseString(_ request: OAuth1Request, protocolParameters: [(name: String, value: String)]) -> [UInt8] {
-        // Every parameter is encoded once into one store; the pairs are sorted
-        // as ranges of it, and the normalised string is encoded a second time
-        // straight into the base string.
-        var store: [UInt8] = []
-        store.reserveCapacity(512)
-        var pairs: [EncodedPair] = []
-        pairs.reserveCapacity(16)
-        func add(_ name: [UInt8], _ value: [UInt8]) {
-            let nameStart = store.count
-            PercentEncoding.encode(name, into: &store)
-            let nameEnd = store.count
-            PercentEncoding.encode(value, into: &store)
-            pairs.append(EncodedPair(nameStart: nameStart, nameEnd: nameEnd, valueEnd: store.count))
-        }
-        for parameter in request.url.queryParameters { add(parameter.name, parameter.value) }
-        for parameter in request.bodyParameters { add(parameter.name, parameter.value) }
-        for (name, value) in protocolParameters {
-            let nameStart = store.count
-            PercentEncoding.encode(name, into: &store)
-            let nameEnd = store.count
-            PercentEncoding.encode(value, into: &store)
-            pairs.append(EncodedPair(nameStart: nameStart, nameEnd: nameEnd, valueEnd: store.count))
-        }
+    public init(crypto: Crypto) {
+        self.crypto = crypto
+        ranges = .allocate(capacity: Self.parameterCount * 2)
+        ranges.initialize(repeating: -1, count: Self.parameterCount * 2)
+        pairs = .allocate(capacity: pairCapacity)
+    }
 
-        let baseURI = request.url.baseURI
-        let method = Array(request.method.utf8)
-        // Double encoding turns each byte of the store into at most three.
-        let capacity = method.count + 2 + baseURI.count * 3 + (store.count + pairs.count * 2) * 3
-        let base = [UInt8](unsafeUninitializedCapacity: capacity) { output, initialized in
-            var written = 0
-            store.withUnsafeBufferPointer { bytes in
-                guard let start = bytes.baseAddress ?? UnsafePointer(output.baseAddress) else { return }
-                func compare(_ leftStart: Int, _ leftEnd: Int, _ rightStart: Int, _ rightEnd: Int) -> Int32 {
-                    let leftCount = leftEnd - leftStart
-                    let rightCount = rightEnd - rightStart
-                    let order = memcmp(start + leftStart, start + rightStart, min(leftCount, rightCount))
-                    if order != 0 { return order }
-                    return leftCount < rightCount ? -1 : (leftCount > rightCount ? 1 : 0)
-                }
-                // RFC 5849 §3.4.1.3.2: sort by encoded name, then encoded value, bytewise.
-                pairs.sort { left, right in
-                    let byName = compare(left.nameStart, left.nameEnd, right.nameStart, right.nameEnd)
-                    if byName != 0 { return byName < 0 }
-                    return compare(left.nameEnd, left.valueEnd, right.nameEnd, right.valueEnd) < 0
-                }
-                guard let out = output.baseAddress else { return }
-                func put(_ text: StaticString) {
-                    for index in 0..<text.utf8CodeUnitCount { out[written + index] = text.utf8Start[index] }
-                    written += text.utf8CodeUnitCount
-                }
-                for byte in method { out[written] = byte; written += 1 }
-                put("&")
-                written += baseURI.withUnsafeBufferPointer { PercentEncoding.encode($0, to: out + written) }
-                put("&")
-                for (index, pair) in pairs.enumerated() {
-                    if index > 0 { put("%26") }
-                    written += PercentEncoding.encode(UnsafeBufferPointer(rebasing: bytes[pair.nameStart..<pair.nameEnd]), to: out + written)
-                    put("%3D")
-                    written += PercentEncoding.encode(UnsafeBufferPointer(rebasing: bytes[pair.nameEnd..<pair.valueEnd]), to: out + written)
-                }
-            }
-            initialized = written
+    deinit {
+        ranges.deallocate()
+        pairs.deallocate()
+    }
+
+    /// Forgets the last request.
+    public func begin() {
+        values.removeAll()
+        store.removeAll()
+        pairCount = 0
+        for index in 0..<Self.parameterCount { ranges[index * 2] = -1 }
+        realm = nil
+    }
+
+    private func addPair(nameStart: Int, nameEnd: Int) {
+        if pairCount == pairCapacity {
+            let grown = UnsafeMutablePointer<EncodedPair>.allocate(capacity: pairCapacity * 2)
+            grown.moveInitialize(from: pairs, count: pairCount)
+            pairs.deallocate()
+            pairs = grown
+            pairCapacity *= 2
         }
-        return base
+        (pairs + pairCount).initialize(to: EncodedPair(nameStart: nameStart, nameEnd: nameEnd, valueEnd: store.count))
+        pairCount += 1
+    }
+
+    /// Adds a request parameter, raw (decoded).
+    public func addParameter(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        let nameStart = store.count
+        PercentEncoding.encodeTwice(name, into: store)
+        let nameEnd = store.count
+        PercentEncoding.encodeTwice(value, into: store)
+        addPair(nameStart: nameStart, nameEnd: nameEnd)
+    }
+
+    /// Adds the parameters of a query or form body as it is sent
+    /// (`application/x-www-form-urlencoded`, RFC 5849 §3.4.1.3.1).
+    public func addForm(_ encoded: UnsafeBufferPointer<UInt8>) {
+        PercentEncoding.forEachFormPair(encoded) { name, value in
+            let nameStart = store.count
+            PercentEncoding.decodeFormEncodeTwice(name, into: store)
+            let nameEnd = store.count
+            PercentEncoding.decodeFormEncodeTwice(value, into: store)
+            addPair(nameStart: nameStart, nameEnd: nameEnd)
+        }
+    }
+
+    /// Sets an `oauth_*` value, raw; `.signature` is set by `sign(…)`.
+    public func set(_ parameter: OAuth1Parameter, _ value: UnsafeBufferPointer<UInt8>) {
+        let start = values.count
+        values.append(value)
+        ranges[parameter.rawValue * 2] = start
+        ranges[parameter.rawValue * 2 + 1] = values.count
+    }
+
+    public func set(_ parameter: OAuth1Parameter, _ value: StaticString) {
+        set(parameter, UnsafeBufferPointer(start: value.utf8Start, count: value.utf8CodeUnitCount))
+    }
+
+    /// Sets the realm, which goes into the header only, unsigned (RFC 5849 §3.4.1.3.1).
+    public func setRealm(_ value: UnsafeBufferPointer<UInt8>) {
+        let start = values.count
+        values.append(value)
+        realm = start..<values.count
+    }
+
+    @inlinable
+    func valueAt(raw: Int) -> UnsafeBufferPointer<UInt8>? {
+        let start = ranges[raw * 2]
+        guard start >= 0 else { return nil }
+        return values[start..<ranges[raw * 2 + 1]]
+    }
+
+    /// The raw value of `parameter`, if set; valid until the next `set`.
+    public func value(_ parameter: OAuth1Parameter) -> UnsafeBufferPointer<UInt8>? {
+        valueAt(raw: parameter.rawValue)
+    }
+
+    /// Calls `body` with each `oauth_*` parameter set, in header order.
+    @inlinable
+    public func forEachParameter(_ body: (StaticString, UnsafeBufferPointer<UInt8>) -> Void) {
+        for raw in 0..<Self.parameterCount {
+            if let parameter = OAuth1Parameter(rawValue: raw), let value = valueAt(raw: raw) { body(parameter.name, value) }
+        }
+    }
+
+    /// Builds the signature base string from the parameters added so far.
+    public func buildBaseString(method: UnsafeBufferPointer<UInt8>, baseURI: UnsafeBufferPointer<UInt8>) {
+        sortPairs()
+        baseString.removeAll()
+        baseString.append(method)
+        baseString.append(0x26)
+        PercentEncoding.encode(baseURI, into: baseString)
+        baseString.append(0x26)
+        for index in 0..<pairCount {
+            let pair = pairs[index]
+            if index > 0 { baseString.append("%26") }
+            baseString.append(store[pair.nameStart..<pair.nameEnd])
+            baseString.append("%3D")
+            baseString.append(store[pair.nameEnd..<pair.valueEnd])
+        }
+    }
+
+    /// RFC 5849 §3.4.1.3.2: by encoded name, then encoded value, bytewise.
+    /// Encoding a second time keeps that order (`%` sorts below every byte
+    /// an encoding leaves), so the stored forms sort as the RFC's do. There
+    /// are few pairs, and the `oauth_*` ones come in order: insertion sort.
+    private func sortPairs() {
+        guard pairCount > 1 else { return }
+        let base = UnsafePointer(store.start)
+        func precedes(_ left: EncodedPair, _ right: EncodedPair) -> Bool {
+            let byName = RawBytes.compare(base + left.nameStart, left.nameEnd - left.nameStart,
+                                          base + right.nameStart, right.nameEnd - right.nameStart)
+            if byName != 0 { return byName < 0 }
+            return RawBytes.compare(base + left.nameEnd, left.valueEnd - left.nameEnd,
+                                    base + right.nameEnd, right.valueEnd - right.nameEnd) < 0
+        }
+        for index in 1..<pairCount {
+            let pair = pairs[index]
+            var position = index
+            while position > 0 && precedes(pair, pairs[position - 1]) {
+                pairs[position] = pairs[position - 1]
+                position -= 1
+            }
+            pairs[position] = pair
+        }
+    }
+
+    /// Signs the request: base string, `oauth_signature` and header. The
+    /// secrets are raw; false when RSA signing fails (or no RSA key is given).
+    public func sign(method: UnsafeBufferPointer<UInt8>, baseURI: UnsafeBufferPointer<UInt8>,
+                     signatureMethod: SignatureMethod, consumerSecret: UnsafeBufferPointer<UInt8>,
+                     tokenSecret: UnsafeBufferPointer<UInt8>, rsaKey: RSAPrivateKey?) -> Bool {
+        let signatureIndex = OAuth1Parameter.signature.rawValue
+        ranges[signatureIndex * 2] = -1
+        for raw in 0..<Self.parameterCount {
+            guard let parameter = OAuth1Parameter(rawValue: raw), let value = valueAt(raw: raw) else { continue }
+            let nameStart = store.count
+            store.append(parameter.name)
+            let nameEnd = store.count
+            PercentEncoding.encodeTwice(value, into: store)
+            addPair(nameStart: nameStart, nameEnd: nameEnd)
+        }
+        buildBaseString(method: method, baseURI: baseURI)
+
+        key.removeAll()
+        PercentEncoding.encode(consumerSecret, into: key)
+        key.append(0x26)
+        PercentEncoding.encode(tokenSecret, into: key)
+
+        let signatureStart = values.count
+        switch signatureMethod {
+        case .hmacSHA1, .hmacSHA256:
+            let algorithm: DigestAlgorithm = signatureMethod == .hmacSHA1 ? .sha1 : .sha256
+            let out = digest.reserve(32)
+            let length = crypto.hmac(algorithm, key: key.bytes, message: baseString.bytes, into: out)
+            Crypto.base64(UnsafeBufferPointer(start: out, count: length), into: values)
+        case .plaintext:
+            values.append(key.bytes)
+        case .rsaSHA1:
+            guard let rsaKey, let signed = rsaKey.signSHA1(baseString.bytes) else { return false }
+            signed.withUnsafeBufferPointer { Crypto.base64($0, into: values) }
+        }
+        ranges[signatureIndex * 2] = signatureStart
+        ranges[signatureIndex * 2 + 1] = values.count
+
+        authorization.removeAll()
+        authorization.append("OAuth ")
+        if let realm {
+            authorization.append("realm=\"")
+            for byte in values[realm] {
+                if byte == 0x22 || byte == 0x5C { authorization.append(0x5C) }
+                authorization.append(byte)
+            }
+            authorization.append("\", ")
+        }
+        var first = true
+        for raw in 0..<Self.parameterCount {
+            guard let parameter = OAuth1Parameter(rawValue: raw), let value = valueAt(raw: raw) else { continue }
+            if !first { authorization.append(", ") }
+            first = false
+            authorization.append(parameter.name)
+            authorization.append("=\"")
+            PercentEncoding.encode(value, into: authorization)
+            authorization.append(0x22)
+        }
+        return true
     }
 }

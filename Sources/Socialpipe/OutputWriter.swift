@@ -72,7 +72,9 @@ public final class OutputWriter {
         write(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    /// Appends the UTF-8 of a string.
+    /// Appends the UTF-8 of a string. Disfavoured so that a literal takes
+    /// the StaticString overload instead of being copied into a String.
+    @_disfavoredOverload
     public func write(_ text: String) {
         var text = text
         text.withUTF8 { write($0) }

@@ -16,6 +16,25 @@ public struct RequestURL: Sendable {
     /// Why a URL is refused.
     public struct Invalid: Error, Sendable { public let message: String }
 
+    /// Where `parse(_:into:)` put the parts of a URL, as offsets into the
+    /// buffer: `scheme://host[:port]path`, then `?query` when there is one.
+    public struct Parts: Sendable {
+        /// The scheme, lower-cased.
+        public var scheme: Range<Int>
+        /// The host, lower-cased.
+        public var host: Range<Int>
+        /// The port when it is not the scheme's default.
+        public var port: Int?
+        /// The path, never empty.
+        public var path: Range<Int>
+        /// The query without `?`, or nil when the URL has none.
+        public var query: Range<Int>?
+        /// The base string URI (RFC 5849 §3.4.1.2): scheme to path.
+        public var baseURI: Range<Int> { scheme.lowerBound..<path.upperBound }
+        /// The whole URL as it is sent.
+        public var whole: Range<Int> { scheme.lowerBound..<(query?.upperBound ?? path.upperBound) }
+    }
+
     /// The base string URI: scheme, authority and path (RFC 5849 §3.4.1.2).
     public var baseURI: [UInt8] {
         var uri: [UInt8] = []
@@ -67,101 +86,163 @@ public struct RequestURL: Sendable {
 
     /// Parses `text`; only http and https with a host are accepted.
     public init(_ text: String) throws(Invalid) {
-        let bytes = Array(text.utf8)
-        guard let schemeEnd = Self.find(Array("://".utf8), in: bytes), schemeEnd > 0 else {
-            throw Invalid(message: "url has no scheme: \(text)")
+        var text = text
+        let buffer = ByteBuffer()
+        let parsed = text.withUTF8 { bytes in
+            Result { () throws(Invalid) -> Parts in try Self.parse(bytes, into: buffer) }
         }
-        let schemeText = String(decoding: bytes[..<schemeEnd], as: UTF8.self).lowercased()
-        guard schemeText == "http" || schemeText == "https" else {
-            throw Invalid(message: "url scheme must be http or https: \(text)")
+        let parts = try parsed.get()
+        scheme = String(decoding: buffer[parts.scheme], as: UTF8.self)
+        host = String(decoding: buffer[parts.host], as: UTF8.self)
+        port = parts.port
+        path = Array(buffer[parts.path])
+        query = parts.query.map { Array(buffer[$0]) }
+    }
+
+    /// Parses `text` and appends the URL as it is sent to `output`; only
+    /// http and https with a host are accepted.
+    public static func parse(_ text: UnsafeBufferPointer<UInt8>, into output: ByteBuffer) throws(Invalid) -> Parts {
+        func describe() -> String { String(decoding: text, as: UTF8.self) }
+        let count = text.count
+        var schemeEnd = 0
+        while schemeEnd + 3 <= count,
+              !(text[schemeEnd] == 0x3A && text[schemeEnd + 1] == 0x2F && text[schemeEnd + 2] == 0x2F) {
+            schemeEnd += 1
         }
-        scheme = schemeText
+        guard schemeEnd + 3 <= count, schemeEnd > 0 else { throw Invalid(message: "url has no scheme: \(describe())") }
+        // Only ASCII letters can lower-case to "http" or "https".
+        func schemeIs(_ name: StaticString) -> Bool {
+            guard schemeEnd == name.utf8CodeUnitCount else { return false }
+            for index in 0..<schemeEnd where asciiLowercased(text[index]) != name.utf8Start[index] { return false }
+            return true
+        }
+        let isHTTPS = schemeIs("https")
+        guard isHTTPS || schemeIs("http") else {
+            throw Invalid(message: "url scheme must be http or https: \(describe())")
+        }
+
         let authorityStart = schemeEnd + 3
         var authorityEnd = authorityStart
-        while authorityEnd < bytes.count, ![0x2F, 0x3F, 0x23].contains(bytes[authorityEnd]) { authorityEnd += 1 }
-        let authority = bytes[authorityStart..<authorityEnd]
-        if authority.contains(0x40) { throw Invalid(message: "url must not carry user information") }
-
-        var hostBytes: ArraySlice<UInt8>
-        var portBytes: ArraySlice<UInt8> = []
-        if authority.first == 0x5B {
-            guard let close = authority.firstIndex(of: 0x5D) else { throw Invalid(message: "url has an unclosed IPv6 host") }
-            hostBytes = authority[authority.startIndex...close]
-            let literal = authority[(authority.startIndex + 1)..<close]
-            guard !literal.isEmpty, literal.allSatisfy({ PercentEncoding.hexValue($0) != nil || $0 == 0x3A || $0 == 0x2E }) else {
-                throw Invalid(message: "url has an invalid IPv6 host")
-            }
-            let rest = authority[(close + 1)...]
-            if let first = rest.first {
-                guard first == 0x3A else { throw Invalid(message: "url has text after its IPv6 host") }
-                portBytes = rest.dropFirst()
-            }
-        } else if let colon = authority.lastIndex(of: 0x3A) {
-            hostBytes = authority[..<colon]
-            portBytes = authority[(colon + 1)...]
-        } else {
-            hostBytes = authority
+        while authorityEnd < count, text[authorityEnd] != 0x2F, text[authorityEnd] != 0x3F, text[authorityEnd] != 0x23 {
+            authorityEnd += 1
         }
-        guard !hostBytes.isEmpty else { throw Invalid(message: "url has no host: \(text)") }
-        if hostBytes.first != 0x5B {
-            let valid = hostBytes.allSatisfy { byte in
-                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                    || byte == 0x2D || byte == 0x2E || byte == 0x5F
-            }
-            guard valid else { throw Invalid(message: "url host has characters a host name cannot have") }
+        for index in authorityStart..<authorityEnd where text[index] == 0x40 {
+            throw Invalid(message: "url must not carry user information")
         }
-        host = String(decoding: hostBytes, as: UTF8.self).lowercased()
 
-        if portBytes.isEmpty {
-            port = nil
-        } else {
-            guard portBytes.count <= 5, portBytes.allSatisfy({ (0x30...0x39).contains($0) }),
-                  let number = Int(String(decoding: portBytes, as: UTF8.self)), (1...65535).contains(number) else {
-                throw Invalid(message: "url has an invalid port")
+        var hostRange = authorityStart..<authorityEnd
+        var portRange = authorityEnd..<authorityEnd
+        let isIPv6 = authorityStart < authorityEnd && text[authorityStart] == 0x5B
+        if isIPv6 {
+            var close = authorityStart
+            while close < authorityEnd, text[close] != 0x5D { close += 1 }
+            guard close < authorityEnd else { throw Invalid(message: "url has an unclosed IPv6 host") }
+            hostRange = authorityStart..<(close + 1)
+            var validLiteral = close > authorityStart + 1
+            for index in (authorityStart + 1)..<close {
+                let byte = text[index]
+                if PercentEncoding.hexValue(byte) == nil && byte != 0x3A && byte != 0x2E { validLiteral = false }
             }
-            let defaultPort = scheme == "https" ? 443 : 80
-            port = number == defaultPort ? nil : number
+            guard validLiteral else { throw Invalid(message: "url has an invalid IPv6 host") }
+            if close + 1 < authorityEnd {
+                guard text[close + 1] == 0x3A else { throw Invalid(message: "url has text after its IPv6 host") }
+                portRange = (close + 2)..<authorityEnd
+            }
+        } else {
+            var colon = authorityEnd
+            while colon > authorityStart, text[colon - 1] != 0x3A { colon -= 1 }
+            if colon > authorityStart {
+                hostRange = authorityStart..<(colon - 1)
+                portRange = colon..<authorityEnd
+            }
+        }
+        guard !hostRange.isEmpty else { throw Invalid(message: "url has no host: \(describe())") }
+        if !isIPv6 {
+            // ALPHA / DIGIT / "-" / "." / "_", one bit per ASCII byte.
+            let low: UInt64 = 0x03FF_6000_0000_0000
+            let high: UInt64 = 0x07FF_FFFE_87FF_FFFE
+            for index in hostRange {
+                let byte = text[index]
+                guard byte < 128, ((byte < 64 ? low : high) >> UInt64(byte & 63)) & 1 != 0 else {
+                    throw Invalid(message: "url host has characters a host name cannot have")
+                }
+            }
+        }
+
+        var port: Int?
+        if !portRange.isEmpty {
+            var number = 0
+            var valid = portRange.count <= 5
+            for index in portRange {
+                let byte = text[index]
+                if byte < 0x30 || byte > 0x39 { valid = false } else { number = number * 10 + Int(byte - 0x30) }
+            }
+            guard valid, (1...65535).contains(number) else { throw Invalid(message: "url has an invalid port") }
+            port = number == (isHTTPS ? 443 : 80) ? nil : number
+        }
+
+        let origin = output.count
+        output.append(isHTTPS ? "https" : "http")
+        let scheme = origin..<output.count
+        output.append("://")
+        let hostStart = output.count
+        let hostOut = output.reserve(hostRange.count)
+        for (offset, index) in hostRange.enumerated() { hostOut[offset] = asciiLowercased(text[index]) }
+        output.advance(by: hostRange.count)
+        let host = hostStart..<output.count
+        if let port {
+            output.append(0x3A)
+            output.appendDecimal(UInt64(port))
         }
 
         var pathEnd = authorityEnd
-        while pathEnd < bytes.count, bytes[pathEnd] != 0x3F, bytes[pathEnd] != 0x23 { pathEnd += 1 }
-        let rawPath = bytes[authorityEnd..<pathEnd]
-        path = rawPath.isEmpty ? [0x2F] : Self.uriSafe(rawPath, allowQuestionMark: false)
-        if pathEnd < bytes.count, bytes[pathEnd] == 0x3F {
-            var queryEnd = pathEnd + 1
-            while queryEnd < bytes.count, bytes[queryEnd] != 0x23 { queryEnd += 1 }
-            query = Self.uriSafe(bytes[(pathEnd + 1)..<queryEnd], allowQuestionMark: true)
+        while pathEnd < count, text[pathEnd] != 0x3F, text[pathEnd] != 0x23 { pathEnd += 1 }
+        let pathStart = output.count
+        if pathEnd == authorityEnd {
+            output.append(0x2F)
         } else {
-            query = nil
+            appendURISafe(text, authorityEnd..<pathEnd, allowQuestionMark: false, to: output)
         }
+        let path = pathStart..<output.count
+        var query: Range<Int>?
+        if pathEnd < count, text[pathEnd] == 0x3F {
+            var queryEnd = pathEnd + 1
+            while queryEnd < count, text[queryEnd] != 0x23 { queryEnd += 1 }
+            output.append(0x3F)
+            let queryStart = output.count
+            appendURISafe(text, (pathEnd + 1)..<queryEnd, allowQuestionMark: true, to: output)
+            query = queryStart..<output.count
+        }
+        return Parts(scheme: scheme, host: host, port: port, path: path, query: query)
     }
 
-    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start..<(start + needle.count)].elementsEqual(needle) {
-            return start
-        }
-        return nil
+    @inline(__always)
+    private static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
     }
 
     /// Percent-encodes what RFC 3986 does not allow in a path or query
     /// (non-ASCII, controls, space, `"<>\^`{|}`); existing `%XX` stay.
-    private static func uriSafe(_ bytes: ArraySlice<UInt8>, allowQuestionMark: Bool) -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count)
-        for byte in bytes {
-            let allowed: Bool
-            switch byte {
-            case 0x21, 0x24...0x3B, 0x3D, 0x40...0x5A, 0x5F, 0x61...0x7A, 0x7E: allowed = true
-            case 0x3F: allowed = allowQuestionMark
-            default: allowed = false
-            }
-            if allowed {
-                output.append(byte)
+    private static func appendURISafe(_ text: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, allowQuestionMark: Bool,
+                                      to output: ByteBuffer) {
+        // "!" / "$"…";" / "=" / "@"…"Z" / "_" / "a"…"z" / "~", one bit per ASCII byte.
+        let low: UInt64 = allowQuestionMark ? 0xAFFF_FFF2_0000_0000 : 0x2FFF_FFF2_0000_0000
+        let high: UInt64 = 0x47FF_FFFE_87FF_FFFF
+        let hex = ("0123456789ABCDEF" as StaticString).utf8Start
+        let out = output.reserve(range.count * 3)
+        var written = 0
+        for index in range {
+            let byte = text[index]
+            if byte < 128 && ((byte < 64 ? low : high) >> UInt64(byte & 63)) & 1 != 0 {
+                out[written] = byte
+                written += 1
             } else {
-                PercentEncoding.encode(CollectionOfOne(byte), into: &output)
+                out[written] = 0x25
+                out[written + 1] = hex[Int(byte >> 4)]
+                out[written + 2] = hex[Int(byte & 0x0F)]
+                written += 3
             }
         }
-        return output
+        output.advance(by: written)
     }
 }

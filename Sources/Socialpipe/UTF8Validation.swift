@@ -4,10 +4,17 @@ public enum UTF8Validation {
     /// The 0-based offset of the first byte that is not part of a valid
     /// UTF-8 sequence, or nil when all of `bytes` is valid.
     public static func firstInvalidOffset(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
         var index = 0
         let count = bytes.count
         while index < count {
-            let lead = bytes[index]
+            // ASCII runs eight bytes at a time.
+            if index + 8 <= count,
+               UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                index += 8
+                continue
+            }
+            let lead = base[index]
             if lead < 0x80 { index += 1; continue }
             let length: Int
             var lower: UInt8 = 0x80
@@ -23,9 +30,10 @@ public enum UTF8Validation {
             default: return index
             }
             guard index + length <= count else { return index }
-            let second = bytes[index + 1]
+            let second = base[index + 1]
             guard second >= lower && second <= upper else { return index }
-            for offset in 2..<max(length, 2) where bytes[index + offset] & 0xC0 != 0x80 { return index }
+            if length > 2 && base[index + 2] & 0xC0 != 0x80 { return index }
+            if length > 3 && base[index + 3] & 0xC0 != 0x80 { return index }
             index += length
         }
         return nil

@@ -11,23 +11,42 @@ struct SignedRequest {
 }
 
 /// Turns one record into its signature (see oauth-sign(1) for the fields).
+/// Every record is read in place from the parsed document and signed in
+/// buffers kept for the whole run: the only allocation per record is the
+/// result handed to the output.
 final class RequestSigner: RecordHandler {
-    static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-    /// Methods whose parameters travel in the query string.
-    static let queryMethods: Set<String> = ["GET", "HEAD", "DELETE"]
-    static let formType = "application/x-www-form-urlencoded"
+    static let formType: StaticString = "application/x-www-form-urlencoded"
 
     let credentials: CredentialStore
     let defaultKey: RSAPrivateKey?
     /// Whether the output format sends requests (curl, header) rather than the envelope.
     let needsRequest: Bool
     let crypto = Crypto()
+    let signer: OAuth1Signer
     var keys: [String: RSAPrivateKey] = [:]
+    /// X credentials for records without a `profile`, settled on first use.
+    private var storedDefault: Secrets?
+
+    /// The method, upper-cased.
+    private let method = ByteBuffer(capacity: 16)
+    /// The URL as it is sent: the record's, then the query parameters.
+    private let url = ByteBuffer(capacity: 512)
+    /// The form body made of `params` when they travel in the body.
+    private let formBody = ByteBuffer(capacity: 256)
+    /// A generated nonce, a timestamp or a body digest on its way to the signer.
+    private let scratch = ByteBuffer(capacity: 128)
+    /// The credentials in use, raw.
+    private let secrets = ByteBuffer(capacity: 256)
+    private let result = ByteBuffer(capacity: 2048)
+    /// The record's `params`, pointing into its parsed document.
+    private var parameters: [(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>)] = []
 
     init(credentials: CredentialStore, defaultKey: RSAPrivateKey?, needsRequest: Bool) {
         self.credentials = credentials
         self.defaultKey = defaultKey
         self.needsRequest = needsRequest
+        signer = OAuth1Signer(crypto: crypto)
+        parameters.reserveCapacity(16)
     }
 
     func handle(_ record: Record, reply: Reply) {
@@ -40,186 +59,389 @@ final class RequestSigner: RecordHandler {
         }
     }
 
-    /// Whether the media type (RFC 7231 §3.1.1.1: case-insensitive, parameters
-    /// after `;` ignored) is `application/x-www-form-urlencoded`.
-    static func isForm(_ contentType: String) -> Bool {
-        var bytes = Substring(contentType).utf8.prefix { $0 != 0x3B }
-        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
-        while let last = bytes.last, last == 0x20 || last == 0x09 { bytes = bytes.dropLast() }
-        let form = formType.utf8
-        guard bytes.count == form.count else { return false }
-        return zip(bytes, form).allSatisfy { (($0 >= 0x41 && $0 <= 0x5A) ? $0 | 0x20 : $0) == $1 }
+    /// The members of a record this tool reads, found in one pass over it.
+    struct Fields {
+        var method, url, params, body, contentType, signatureMethod, nonce, timestamp: JSONView?
+        var callback, verifier, realm, version, bodyHash: JSONView?
+        var consumerKey, consumerSecret, token, tokenSecret, privateKeyFile, profile: JSONView?
+
+        init(_ record: Record) {
+            JSONView(record.fields).forEachMember { key, value in
+                func named(_ name: StaticString) -> Bool { RawBytes.equal(key, name) }
+                switch key.count {
+                case 3: if named("url") { url = value }
+                case 4: if named("body") { body = value }
+                case 5:
+                    if named("nonce") { nonce = value } else if named("realm") { realm = value } else if named("token") { token = value }
+                case 6:
+                    if named("method") { method = value } else if named("params") { params = value }
+                case 7:
+                    if named("version") { version = value } else if named("profile") { profile = value }
+                case 8:
+                    if named("callback") { callback = value } else if named("verifier") { verifier = value }
+                case 9:
+                    if named("timestamp") { timestamp = value } else if named("body_hash") { bodyHash = value }
+                case 12:
+                    if named("content_type") {
+                        contentType = value
+                    } else if named("consumer_key") {
+                        consumerKey = value
+                    } else if named("token_secret") {
+                        tokenSecret = value
+                    }
+                case 15: if named("consumer_secret") { consumerSecret = value }
+                case 16:
+                    if named("signature_method") { signatureMethod = value } else if named("private_key_file") { privateKeyFile = value }
+                default: break
+                }
+            }
+        }
     }
 
+    /// The string member `key` (absent or null: nil), as `Record.string` reads it.
+    static func string(_ value: JSONView?, _ key: StaticString) throws(RecordError) -> UnsafeBufferPointer<UInt8>? {
+        guard let value, !value.isNull else { return nil }
+        guard let bytes = value.stringBytes else { throw .input("\(key) must be a string") }
+        return bytes
+    }
+
+    static func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    static func hasControl(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        bytes.contains { $0 < 0x20 || $0 == 0x7F }
+    }
+
+    /// Whether the media type (RFC 7231 §3.1.1.1: case-insensitive, parameters
+    /// after `;` ignored) is `application/x-www-form-urlencoded`.
+    static func isForm(_ contentType: UnsafeBufferPointer<UInt8>) -> Bool {
+        var end = 0
+        while end < contentType.count && contentType[end] != 0x3B { end += 1 }
+        var start = 0
+        while start < end && (contentType[start] == 0x20 || contentType[start] == 0x09) { start += 1 }
+        while end > start && (contentType[end - 1] == 0x20 || contentType[end - 1] == 0x09) { end -= 1 }
+        let form = UnsafeBufferPointer(start: formType.utf8Start, count: formType.utf8CodeUnitCount)
+        guard end - start == form.count else { return false }
+        for index in 0..<form.count {
+            let byte = contentType[start + index]
+            if ((byte >= 0x41 && byte <= 0x5A) ? byte | 0x20 : byte) != form[index] { return false }
+        }
+        return true
+    }
+
+    /// Upper-cases `text` into `method`: ASCII directly, anything else as
+    /// Swift does it (a dotless ı becomes I).
+    func setMethod(_ text: UnsafeBufferPointer<UInt8>) {
+        method.removeAll()
+        if text.allSatisfy({ $0 < 0x80 }) {
+            let out = method.reserve(text.count)
+            for (index, byte) in text.enumerated() { out[index] = byte >= 0x61 && byte <= 0x7A ? byte - 0x20 : byte }
+            method.advance(by: text.count)
+        } else {
+            method.append(utf8: Self.text(text).uppercased())
+        }
+    }
+
+    func methodIs(_ name: StaticString) -> Bool { RawBytes.equal(method.bytes, name) }
+
     func sign(_ record: Record) throws(RecordError) -> ([UInt8], SignedRequest?) {
-        let methodText = try record.requiredString("method")
-        let method = methodText.uppercased()
-        guard Self.methods.contains(method) else { throw .input("unknown method \"\(methodText)\"") }
-        let urlText = try record.requiredString("url")
-        var url: RequestURL
-        do { url = try RequestURL(urlText) } catch { throw .input(error.message) }
+        let fields = Fields(record)
+        guard let methodText = try Self.string(fields.method, "method") else { throw .input("method is required") }
+        setMethod(methodText)
+        guard methodIs("GET") || methodIs("POST") || methodIs("PUT") || methodIs("DELETE") || methodIs("PATCH")
+                || methodIs("HEAD") || methodIs("OPTIONS") else {
+            throw .input("unknown method \"\(Self.text(methodText))\"")
+        }
+        let isHead = methodIs("HEAD")
+        let paramsInQuery = methodIs("GET") || isHead || methodIs("DELETE")
+        guard let urlText = try Self.string(fields.url, "url") else { throw .input("url is required") }
+        url.removeAll()
+        let parts: RequestURL.Parts
+        do { parts = try RequestURL.parse(urlText, into: url) } catch { throw .input(error.message) }
 
         var signatureMethod = SignatureMethod.hmacSHA1
-        if let name = try record.string("signature_method") {
-            guard let known = SignatureMethod(rawValue: name) else {
-                throw .input("unknown signature_method \"\(name)\" (HMAC-SHA1, HMAC-SHA256, PLAINTEXT or RSA-SHA1)")
+        if let name = try Self.string(fields.signatureMethod, "signature_method") {
+            if RawBytes.equal(name, "HMAC-SHA1") {
+                signatureMethod = .hmacSHA1
+            } else if RawBytes.equal(name, "HMAC-SHA256") {
+                signatureMethod = .hmacSHA256
+            } else if RawBytes.equal(name, "PLAINTEXT") {
+                signatureMethod = .plaintext
+            } else if RawBytes.equal(name, "RSA-SHA1") {
+                signatureMethod = .rsaSHA1
+            } else {
+                throw .input("unknown signature_method \"\(Self.text(name))\" (HMAC-SHA1, HMAC-SHA256, PLAINTEXT or RSA-SHA1)")
             }
-            signatureMethod = known
         }
 
-        let parameters = try Self.parameters(record)
-        let body = try record.string("body")
-        let givenType = try record.string("content_type")
-        if let givenType, givenType.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+        try readParameters(fields.params)
+        let body = try Self.string(fields.body, "body")
+        let givenType = try Self.string(fields.contentType, "content_type")
+        if let givenType, Self.hasControl(givenType) {
             throw .input("content_type must not contain control characters")
         }
-        if body != nil && method == "HEAD" { throw .input("a HEAD request carries no body") }
+        if body != nil && isHead { throw .input("a HEAD request carries no body") }
         if body == nil, let givenType, !Self.isForm(givenType) {
-            throw .input("content_type \"\(givenType)\" needs a body; params alone are sent as a form")
+            throw .input("content_type \"\(Self.text(givenType))\" needs a body; params alone are sent as a form")
         }
 
         // Where the parameters go, and which body parameters are signed.
-        var bodyParameters: [Parameter] = []
-        var sentBody: [UInt8]?
-        var contentType: String?
-        let encodedParameters = PercentEncoding.formEncoded(parameters)
+        signer.begin()
+        if let query = parts.query { signer.addForm(url[query]) }
+        for parameter in parameters { signer.addParameter(name: parameter.name, value: parameter.value) }
+        var contentType: UnsafeBufferPointer<UInt8>?
+        var sentBody: UnsafeBufferPointer<UInt8>?
+        let formType = UnsafeBufferPointer(start: Self.formType.utf8Start, count: Self.formType.utf8CodeUnitCount)
         if let body {
-            contentType = givenType ?? Self.formType
-            sentBody = Array(body.utf8)
-            url = url.appendingQuery(encodedParameters)
-            if let contentType, Self.isForm(contentType) {
-                bodyParameters = PercentEncoding.formPairs(Array(body.utf8))
-            }
-        } else if Self.queryMethods.contains(method) || parameters.isEmpty {
-            url = url.appendingQuery(encodedParameters)
+            contentType = givenType ?? formType
+            sentBody = body
+            appendQueryParameters(parts.query)
+            if let contentType, Self.isForm(contentType) { signer.addForm(body) }
+        } else if paramsInQuery || parameters.isEmpty {
+            appendQueryParameters(parts.query)
         } else {
-            contentType = givenType ?? Self.formType
-            sentBody = encodedParameters
-            bodyParameters = parameters
+            contentType = givenType ?? formType
+            formBody.removeAll()
+            appendFormEncodedParameters(to: formBody)
+            sentBody = formBody.bytes
         }
 
-        let nonce = try record.string("nonce") ?? OAuth1.makeNonce(crypto)
-        var request = OAuth1Request(method: method, url: url, bodyParameters: bodyParameters,
-                                    nonce: nonce, timestamp: try Self.timestamp(record))
-        request.signatureMethod = signatureMethod
-        request.callback = try record.string("callback")
-        request.verifier = try record.string("verifier")
-        if let realm = try record.string("realm") {
-            guard !realm.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
-                throw .input("realm must not contain control characters")
-            }
-            request.realm = realm
+        if let nonce = try Self.string(fields.nonce, "nonce") {
+            signer.set(.nonce, nonce)
+        } else {
+            scratch.removeAll()
+            crypto.appendRandomHex(16, to: scratch)
+            signer.set(.nonce, scratch.bytes)
         }
-        if let version = record.fields["version"] {
-            if version.isNull {
-                request.version = nil
-            } else {
-                guard let text = version.string else { throw .input("version must be a string or null") }
-                request.version = text
-            }
+        try setTimestamp(fields.timestamp)
+        signer.set(.signatureMethod, signatureMethod.staticName)
+        if let callback = try Self.string(fields.callback, "callback") { signer.set(.callback, callback) }
+        if let verifier = try Self.string(fields.verifier, "verifier") { signer.set(.verifier, verifier) }
+        if let realm = try Self.string(fields.realm, "realm") {
+            guard !Self.hasControl(realm) else { throw .input("realm must not contain control characters") }
+            signer.setRealm(realm)
         }
-        if try record.bool("body_hash") == true {
-            if let contentType, Self.isForm(contentType), sentBody != nil {
-                throw .input("body_hash is not used with a form body (its parameters are signed)")
+        if let version = fields.version {
+            if !version.isNull {
+                guard let text = version.stringBytes else { throw .input("version must be a string or null") }
+                signer.set(.version, text)
             }
-            guard signatureMethod != .plaintext else { throw .input("body_hash is not used with PLAINTEXT") }
-            let algorithm: DigestAlgorithm = signatureMethod == .hmacSHA256 ? .sha256 : .sha1
-            request.bodyHash = Crypto.base64(crypto.digest(algorithm, sentBody ?? []))
+        } else {
+            signer.set(.version, "1.0")
+        }
+        if let flag = fields.bodyHash, !flag.isNull {
+            guard let wanted = flag.bool else { throw .input("body_hash must be true or false") }
+            if wanted {
+                if let contentType, Self.isForm(contentType), sentBody != nil {
+                    throw .input("body_hash is not used with a form body (its parameters are signed)")
+                }
+                guard signatureMethod != .plaintext else { throw .input("body_hash is not used with PLAINTEXT") }
+                let algorithm: DigestAlgorithm = signatureMethod == .hmacSHA256 ? .sha256 : .sha1
+                scratch.removeAll()
+                let digest = scratch.reserve(32)
+                let length = crypto.digest(algorithm, sentBody ?? UnsafeBufferPointer(start: nil, count: 0), into: digest)
+                let encoded = ByteBuffer(capacity: 64)
+                Crypto.base64(UnsafeBufferPointer(start: digest, count: length), into: encoded)
+                signer.set(.bodyHash, encoded.bytes)
+            }
         }
 
-        let oauthCredentials = try resolveCredentials(record, signatureMethod: signatureMethod)
+        let chosen = try resolveCredentials(fields, signatureMethod: signatureMethod)
+        signer.set(.consumerKey, secrets[chosen.consumerKey])
+        if let token = chosen.token { signer.set(.token, secrets[token]) }
         var key: RSAPrivateKey?
-        if signatureMethod == .rsaSHA1 { key = try rsaKey(record) }
-        guard let signature = OAuth1.sign(request, credentials: oauthCredentials, crypto: crypto, rsaKey: key) else {
+        if signatureMethod == .rsaSHA1 { key = try rsaKey(fields.privateKeyFile) }
+        let signed = signer.sign(method: method.bytes, baseURI: url[parts.baseURI], signatureMethod: signatureMethod,
+                                 consumerSecret: secrets[chosen.consumerSecret], tokenSecret: secrets[chosen.tokenSecret],
+                                 rsaKey: key)
+        guard signed, let signature = signer.value(.signature) else {
             throw .input("RSA signing failed with the given key")
         }
 
-        let authorization = signature.authorization
-        let requestURL = url.requestURL()
-        var oauth = JSONText()
-        for (name, value) in signature.protocolParameters { oauth.add(member: name, string: value) }
-        var result = JSONText(capacity: 2048)
-        result.add("method", string: method)
-        result.add("url", string: requestURL)
-        result.add("base_string", stringBytes: signature.baseString)
-        result.add("signature", string: signature.signature)
-        result.add("authorization", string: authorization)
-        result.add("oauth", object: oauth)
-        guard needsRequest else { return (result.finished, nil) }
+        result.removeAll()
+        result.append("{\"method\":")
+        JSONText.appendString(method.bytes, to: result)
+        result.append(",\"url\":")
+        appendUnescaped(url.bytes)
+        result.append(",\"base_string\":")
+        appendUnescaped(signer.baseString.bytes)
+        result.append(",\"signature\":")
+        appendUnescaped(signature)
+        result.append(",\"authorization\":")
+        JSONText.appendString(signer.authorization.bytes, to: result)
+        result.append(",\"oauth\":{")
+        var first = true
+        signer.forEachParameter { name, value in
+            if !first { result.append(0x2C) }
+            first = false
+            result.append(0x22)
+            result.append(name)
+            result.append("\":")
+            JSONText.appendString(value, to: result)
+        }
+        result.append("}}")
+        guard needsRequest else { return (result.array, nil) }
         // A curl config line is a C string: a NUL would silently cut the body.
         if let sentBody, sentBody.contains(0) { throw .input("a body with a NUL byte cannot be written in this format") }
-        let sent = SignedRequest(method: method, url: requestURL, authorization: authorization,
-                                 contentType: contentType, body: sentBody)
-        return (result.finished, sent)
+        let sent = SignedRequest(method: Self.text(method.bytes), url: Self.text(url.bytes),
+                                 authorization: Self.text(signer.authorization.bytes),
+                                 contentType: contentType.map(Self.text), body: sentBody.map { Array($0) })
+        return (result.array, sent)
+    }
+
+    /// Appends a JSON string that needs no escapes: the URL as sent holds
+    /// only URI characters, the base string is percent-encoded, and the
+    /// signature is base64 or percent-encoded.
+    func appendUnescaped(_ bytes: UnsafeBufferPointer<UInt8>) {
+        assert(bytes.baseAddress.map { JSONText.nextEscape($0, from: 0, count: bytes.count) == bytes.count } ?? true)
+        result.append(0x22)
+        result.append(bytes)
+        result.append(0x22)
     }
 
     /// `params` as an object (an array value repeats the key) or as `[[name, value], …]`.
-    static func parameters(_ record: Record) throws(RecordError) -> [Parameter] {
-        guard let params = record.fields["params"], !params.isNull else { return [] }
-        var result: [Parameter] = []
+    func readParameters(_ params: JSONView?) throws(RecordError) {
+        parameters.removeAll(keepingCapacity: true)
+        guard let params, !params.isNull else { return }
         switch params.kind {
         case .object:
-            for (name, value) in params.members {
-                if let text = value.string {
-                    result.append(Parameter(name, text))
+            try params.forEachMember { (name, value) throws(RecordError) in
+                if let text = value.stringBytes {
+                    parameters.append((name, text))
                 } else if value.kind == .array {
-                    for element in value.elements {
-                        guard let text = element.string else { throw .input("params.\(name): values must be strings") }
-                        result.append(Parameter(name, text))
+                    for index in 0..<value.arrayCount {
+                        guard let text = value[index]?.stringBytes else {
+                            throw .input("params.\(Self.text(name)): values must be strings")
+                        }
+                        parameters.append((name, text))
                     }
                 } else {
-                    throw .input("params.\(name) must be a string or an array of strings")
+                    throw .input("params.\(Self.text(name)) must be a string or an array of strings")
                 }
             }
         case .array:
-            for pair in params.elements {
-                guard pair.kind == .array, pair.count == 2, let name = pair[0]?.string, let value = pair[1]?.string else {
+            for index in 0..<params.arrayCount {
+                guard let pair = params[index], pair.kind == .array, pair.arrayCount == 2,
+                      let name = pair[0]?.stringBytes, let value = pair[1]?.stringBytes else {
                     throw .input("params as an array must hold [name, value] pairs of strings")
                 }
-                result.append(Parameter(name, value))
+                parameters.append((name, value))
             }
         default:
             throw .input("params must be an object or an array of [name, value] pairs")
         }
-        return result
+    }
+
+    /// `name=value&…`, both sides percent-encoded, in the record's order.
+    func appendFormEncodedParameters(to output: ByteBuffer) {
+        for (index, parameter) in parameters.enumerated() {
+            if index > 0 { output.append(0x26) }
+            PercentEncoding.encode(parameter.name, into: output)
+            output.append(0x3D)
+            PercentEncoding.encode(parameter.value, into: output)
+        }
+    }
+
+    /// Adds the parameters to the URL's query, creating one if needed.
+    func appendQueryParameters(_ query: Range<Int>?) {
+        guard !parameters.isEmpty else { return }
+        if let query {
+            if !query.isEmpty { url.append(0x26) }
+        } else {
+            url.append(0x3F)
+        }
+        appendFormEncodedParameters(to: url)
     }
 
     /// The record's `timestamp` (digits or a non-negative integer), else the clock.
-    static func timestamp(_ record: Record) throws(RecordError) -> String {
-        guard let value = record.fields["timestamp"], !value.isNull else { return String(time(nil)) }
-        if let number = value.integer {
-            guard number >= 0 else { throw .input("timestamp must not be negative") }
-            return String(number)
+    func setTimestamp(_ value: JSONView?) throws(RecordError) {
+        scratch.removeAll()
+        if let value, !value.isNull {
+            if let number = value.integer {
+                guard number >= 0 else { throw .input("timestamp must not be negative") }
+                scratch.appendDecimal(UInt64(number))
+            } else {
+                guard let text = value.stringBytes, !text.isEmpty, text.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                    throw .input("timestamp must be an integer or a string of digits")
+                }
+                signer.set(.timestamp, text)
+                return
+            }
+        } else {
+            scratch.appendDecimal(UInt64(max(time(nil), 0)))
         }
-        guard let text = value.string, !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
-            throw .input("timestamp must be an integer or a string of digits")
+        signer.set(.timestamp, scratch.bytes)
+    }
+
+    /// Raw credential bytes, kept so that a run reads the stored ones once.
+    struct Secrets {
+        var consumerKey: [UInt8]?
+        var consumerSecret: [UInt8]?
+        var accessToken: [UInt8]?
+        var accessTokenSecret: [UInt8]?
+
+        init(_ credentials: TwitterCredentials?) {
+            consumerKey = credentials?.consumerKey.map { Array($0.utf8) }
+            consumerSecret = credentials?.consumerSecret.map { Array($0.utf8) }
+            accessToken = credentials?.accessToken.map { Array($0.utf8) }
+            accessTokenSecret = credentials?.accessTokenSecret.map { Array($0.utf8) }
         }
-        return text
+    }
+
+    /// Where the credentials in use sit in `secrets`.
+    struct ChosenCredentials {
+        var consumerKey: Range<Int>
+        var consumerSecret: Range<Int>
+        var token: Range<Int>?
+        var tokenSecret: Range<Int>
     }
 
     /// Record fields first, then the sources of contract §4.
-    func resolveCredentials(_ record: Record, signatureMethod: SignatureMethod) throws(RecordError) -> OAuth1Credentials {
-        let consumerKey = try record.string("consumer_key")
-        let consumerSecret = try record.string("consumer_secret")
-        let token = try record.string("token")
-        let tokenSecret = try record.string("token_secret")
-        let profile = try record.string("profile")
-        let stored = try credentials.twitter(recordProfile: profile)
-        guard let key = consumerKey ?? stored?.consumerKey else {
+    func resolveCredentials(_ fields: Fields, signatureMethod: SignatureMethod) throws(RecordError) -> ChosenCredentials {
+        let consumerKey = try Self.string(fields.consumerKey, "consumer_key")
+        let consumerSecret = try Self.string(fields.consumerSecret, "consumer_secret")
+        let token = try Self.string(fields.token, "token")
+        let tokenSecret = try Self.string(fields.tokenSecret, "token_secret")
+        let profile = try Self.string(fields.profile, "profile")
+        let stored: Secrets
+        if let profile {
+            stored = Secrets(try credentials.twitter(recordProfile: Self.text(profile)))
+        } else if let known = storedDefault {
+            stored = known
+        } else {
+            stored = Secrets(try credentials.twitter(recordProfile: nil))
+            storedDefault = stored
+        }
+
+        secrets.removeAll()
+        func keep(_ given: UnsafeBufferPointer<UInt8>?, _ fallback: [UInt8]?) -> Range<Int>? {
+            let start = secrets.count
+            if let given {
+                secrets.append(given)
+            } else if let fallback {
+                secrets.append(fallback)
+            } else {
+                return nil
+            }
+            return start..<secrets.count
+        }
+        guard let key = keep(consumerKey, stored.consumerKey) else {
             throw RecordError(.auth, "no consumer key: give consumer_key, set TW_CONSUMER_KEY, or use a credentials profile")
         }
-        let secret = consumerSecret ?? stored?.consumerSecret
+        let secret = keep(consumerSecret, stored.consumerSecret)
         if secret == nil && signatureMethod != .rsaSHA1 {
             throw RecordError(.auth, "no consumer secret: give consumer_secret, set TW_CONSUMER_SECRET, or use a credentials profile")
         }
-        return OAuth1Credentials(consumerKey: key, consumerSecret: secret ?? "",
-                                 token: token ?? stored?.accessToken,
-                                 tokenSecret: tokenSecret ?? stored?.accessTokenSecret ?? "")
+        let chosenToken = keep(token, stored.accessToken)
+        let chosenTokenSecret = keep(tokenSecret, stored.accessTokenSecret)
+        let empty = secrets.count..<secrets.count
+        return ChosenCredentials(consumerKey: key, consumerSecret: secret ?? empty, token: chosenToken,
+                                 tokenSecret: chosenTokenSecret ?? empty)
     }
 
     /// The record's `private_key_file` (loaded once per path), else `--rsa-key`.
-    func rsaKey(_ record: Record) throws(RecordError) -> RSAPrivateKey {
-        if let path = try record.string("private_key_file") {
+    func rsaKey(_ file: JSONView?) throws(RecordError) -> RSAPrivateKey {
+        if let pathBytes = try Self.string(file, "private_key_file") {
+            let path = Self.text(pathBytes)
             if let cached = keys[path] { return cached }
             do {
                 let key = try RSAPrivateKey(path: path)
@@ -234,3 +456,14 @@ final class RequestSigner: RecordHandler {
     }
 }
 
+extension SignatureMethod {
+    /// `rawValue` without building a String.
+    var staticName: StaticString {
+        switch self {
+        case .hmacSHA1: return "HMAC-SHA1"
+        case .hmacSHA256: return "HMAC-SHA256"
+        case .plaintext: return "PLAINTEXT"
+        case .rsaSHA1: return "RSA-SHA1"
+        }
+    }
+}
