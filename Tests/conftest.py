@@ -18,3 +18,19 @@ def tool_path(name):
 @pytest.fixture
 def tool():
     return tool_path
+
+
+@pytest.fixture
+def home(tmp_path):
+    """An empty home directory, so the user's own credentials never matter."""
+    h = tmp_path / "home"
+    (h / ".config").mkdir(parents=True)
+    return h
+
+
+@pytest.fixture
+def bin_path(request, tool):
+    """The built command named by the test module's TOOL."""
+    p = tool(request.module.TOOL)
+    assert os.access(p, os.X_OK), f"{p} is not built (run `make build` or set SOCIALPIPE_BIN)"
+    return p

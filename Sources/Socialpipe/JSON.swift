@@ -138,18 +138,10 @@ public struct JSON {
     }
 
     /// The value of an integer.
-    public var integer: Int64? {
-        raw.pointee.type == JSON_INTEGER ? Int64(json_integer_value(raw)) : nil
-    }
+    public var integer: Int64? { JSONView(raw: raw).integer }
 
     /// The value of `true` or `false`.
-    public var bool: Bool? {
-        switch raw.pointee.type {
-        case JSON_TRUE: return true
-        case JSON_FALSE: return false
-        default: return nil
-        }
-    }
+    public var bool: Bool? { JSONView(raw: raw).bool }
 
     /// Whether this is `null`.
     public var isNull: Bool { raw.pointee.type == JSON_NULL }

@@ -101,19 +101,6 @@ def jl(*records):
     return b"".join(c + b"\n" for c in chunks)
 
 
-@pytest.fixture
-def home(tmp_path):
-    h = tmp_path / "home"
-    (h / ".config").mkdir(parents=True)
-    return h
-
-
-@pytest.fixture
-def bin_path(tool):
-    p = tool(TOOL)
-    assert os.access(p, os.X_OK), f"{p} is not built (run `make build` or set SOCIALPIPE_BIN)"
-    return p
-
 
 @pytest.fixture
 def run(bin_path, home):

@@ -221,19 +221,6 @@ def sb(sandbox_proc):
     yield sandbox_proc
 
 
-@pytest.fixture
-def home(tmp_path):
-    h = tmp_path / "home"
-    (h / ".config").mkdir(parents=True)
-    return h
-
-
-@pytest.fixture
-def bin_path(tool):
-    p = tool(TOOL)
-    assert os.access(p, os.X_OK), f"{p} is not built (run `make build` or set SOCIALPIPE_BIN)"
-    return p
-
 
 @pytest.fixture
 def make_env(home, sb):
