@@ -216,7 +216,8 @@ extension TweetLength {
             }
         }
 
-        private mutating func expand(_ tokens: [Token], _ index: Int, _ sequence: inout [UInt32], previousTone: UInt32) {
+        private mutating func expand(_ tokens: [Token], _ index: Int, _ sequence: inout [UInt32],
+                                     previousTone: UInt32) {
             guard index < tokens.count else {
                 table.insert(sequence, value: 0)
                 return
@@ -247,7 +248,7 @@ extension TweetLength {
     }
 
     /// Scalar sequences found by a hash of their (optionally case-folded) scalars, then
-    /// compared in full: open addressing over a fixed power-of-two slot array. With equal
+    /// compared in full: open addressing over a power-of-two slot array. With equal
     /// sequences inserted twice, the first one is found.
     fileprivate struct SequenceTable: Sendable {
         static let seed: UInt64 = 0xCBF2_9CE4_8422_2325
@@ -259,34 +260,45 @@ extension TweetLength {
         private var offsets: [Int] = [0]
         private var values: [Int] = []
         private var hashes: [UInt64] = []
-        private var slots: [Int32] = []   // sequence index + 1; 0 is empty
+        private var slots: [Int] = []   // sequence index + 1; 0 is empty
         private var mask = 0
 
-        /// Room for `count` sequences; must be called before the first insert.
+        /// Room for `count` sequences without rehashing.
         mutating func reserveCapacity(_ count: Int) {
-            var size = 16
-            while size < 2 * count { size *= 2 }
-            slots = [Int32](repeating: 0, count: size)
-            mask = size - 1
             offsets.reserveCapacity(count + 1)
             values.reserveCapacity(count)
             hashes.reserveCapacity(count)
             scalars.reserveCapacity(4 * count)
+            rehash(slotCount: count)
         }
 
         @inline(__always)
         private func slot(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask }
 
+        /// At least twice `count` slots, a power of two, holding every sequence so far.
+        private mutating func rehash(slotCount count: Int) {
+            var size = 16
+            while size < 2 * count { size *= 2 }
+            guard size > slots.count else { return }
+            slots = [Int](repeating: 0, count: size)
+            mask = size - 1
+            for (index, hash) in hashes.enumerated() { place(hash, index + 1) }
+        }
+
+        private mutating func place(_ hash: UInt64, _ entry: Int) {
+            var index = slot(hash)
+            while slots[index] != 0 { index = (index + 1) & mask }
+            slots[index] = entry
+        }
+
         mutating func insert(_ sequence: [UInt32], value: Int) {
-            guard values.count * 2 < slots.count else { return }
+            if 2 * (values.count + 1) > slots.count { rehash(slotCount: 2 * (values.count + 1)) }
             let hash = sequence.reduce(Self.seed, Self.mix)
             scalars += sequence
             offsets.append(scalars.count)
             values.append(value)
             hashes.append(hash)
-            var index = slot(hash)
-            while slots[index] != 0 { index = (index + 1) & mask }
-            slots[index] = Int32(values.count)
+            place(hash, values.count)
         }
 
         /// The value stored for `text[start..<start+length]`, whose hash is `hash`.
@@ -294,7 +306,7 @@ extension TweetLength {
             guard !slots.isEmpty else { return nil }
             var index = slot(hash)
             while slots[index] != 0 {
-                let candidate = Int(slots[index]) - 1
+                let candidate = slots[index] - 1
                 let base = offsets[candidate]
                 if hashes[candidate] == hash && offsets[candidate + 1] - base == length {
                     var equal = true
@@ -326,14 +338,15 @@ extension TweetLength {
         /// Start and length (in code points) of every URL that counts as 23.
         static func entities(_ text: [UInt32]) -> [Entity] {
             guard text.contains(0x2E) else { return [] }
+            let domainEnds = self.domainEnds(text, from: 0, limit: text.count, asciiLabels: false)
             var entities: [Entity] = []
             var position = 0
             while position < text.count {
                 // `finditer`: the preceding-character group is tried first, `^` only after it.
                 var found: (url: URLMatch, before: UInt32?)?
-                if isPrecedingChar(text[position]), let url = matchURL(text, at: position + 1) {
+                if isPrecedingChar(text[position]), let url = matchURL(text, at: position + 1, domainEnds) {
                     found = (url, text[position])
-                } else if position == 0, let url = matchURL(text, at: 0) {
+                } else if position == 0, let url = matchURL(text, at: 0, domainEnds) {
                     found = (url, nil)
                 }
                 guard let found else {
@@ -355,13 +368,14 @@ extension TweetLength {
             var domainStart: Int { start + protocolLength }
         }
 
-        private static func matchURL(_ text: [UInt32], at start: Int) -> URLMatch? {
+        private static func matchURL(_ text: [UInt32], at start: Int, _ domainEnds: [Int]) -> URLMatch? {
             guard start < text.count else { return nil }
-            if let length = protocolLength(text, start), let domainEnd = matchDomain(text, at: start + length) {
+            if let length = protocolLength(text, start), domainEnds[start + length] >= 0 {
+                let domainEnd = domainEnds[start + length]
                 return finishURL(text, start: start, protocolLength: length, domainEnd: domainEnd)
             }
-            if let domainEnd = matchDomain(text, at: start) {
-                return finishURL(text, start: start, protocolLength: 0, domainEnd: domainEnd)
+            if domainEnds[start] >= 0 {
+                return finishURL(text, start: start, protocolLength: 0, domainEnd: domainEnds[start])
             }
             return nil
         }
@@ -393,40 +407,48 @@ extension TweetLength {
             if end < text.count && text[end] == 0x3F, let queryEnd = queryEnd(text, from: end + 1, limit: text.count) {
                 end = queryEnd
             }
-            return URLMatch(start: start, protocolLength: protocolLength, domainEnd: domainEnd, hasPath: hasPath, end: end)
+            return URLMatch(start: start, protocolLength: protocolLength, domainEnd: domainEnd, hasPath: hasPath,
+                            end: end)
         }
 
-        /// `(subdomain.)*(name.)(tld)`: labels of domain characters separated by dots, where a
-        /// label may hold `-` (and `_` before the last one) inside but not at its ends, then a
-        /// listed TLD. Greedy: the TLD is tried after the last label first.
-        private static func matchDomain(_ text: [UInt32], at start: Int) -> Int? {
-            guard start < text.count, isDomainChar(text[start]) else { return nil }
-            return withUnsafeTemporaryAllocation(of: (dot: Int, hasUnderscore: Bool).self,
-                                                 capacity: (text.count - start) / 2 + 1) { labels in
-                var count = 0
-                var index = start
-                while index < text.count && isDomainChar(text[index]) {
-                    var last = text[index]
-                    var hasUnderscore = false
-                    var cursor = index + 1
-                    while cursor < text.count {
-                        let scalar = text[cursor]
-                        if scalar == 0x5F { hasUnderscore = true } else if scalar != 0x2D && !isDomainChar(scalar) { break }
-                        last = scalar
-                        cursor += 1
-                    }
-                    guard cursor < text.count, text[cursor] == 0x2E, isDomainChar(last) else { break }
-                    labels[count] = (cursor, hasUnderscore)
-                    count += 1
-                    index = cursor + 1
+        /// For each position in `start..<limit`, where a domain beginning there ends, or -1;
+        /// one backward pass instead of a regex attempt per position. The pattern is
+        /// `(subdomain.)*(name.)(tld)`: labels of domain characters separated by dots, with `-`
+        /// (and `_`, except in the last label) allowed inside but not at either end, then a listed
+        /// TLD; it is greedy, so the TLD after the last label is tried first. With `asciiLabels`
+        /// it is the scheme-less form `(?:[-a-z0-9 latin]+\.)+(tld)`, and `limit` acts as `$`.
+        private static func domainEnds(_ text: [UInt32], from start: Int, limit: Int, asciiLabels: Bool) -> [Int] {
+            var ends = [Int](repeating: -1, count: limit - start + 1)
+            var runEnd = limit              // end of the run of label characters holding the position
+            var underscoreAfter = false     // a `_` in the run after the position
+            var tldRunEnd = -1              // the run whose following TLD `tldEnd` holds
+            var tldEnd = -1
+            for position in stride(from: limit - 1, through: start, by: -1) {
+                let scalar = text[position]
+                let inLabel = asciiLabels
+                    ? isASCIIDomainChar(scalar)
+                    : isDomainChar(scalar) || scalar == 0x5F || scalar == 0x2D
+                guard inLabel else {
+                    runEnd = position
+                    underscoreAfter = false
+                    continue
                 }
-                for label in labels[..<count].reversed() where !label.hasUnderscore {
-                    if let length = TopLevelDomains.shared.match(text, at: label.dot + 1, limit: text.count) {
-                        return label.dot + 1 + length
-                    }
+                defer { if scalar == 0x5F { underscoreAfter = true } }
+                guard runEnd < limit, text[runEnd] == 0x2E,
+                      asciiLabels || (isDomainChar(scalar) && isDomainChar(text[runEnd - 1])) else { continue }
+                let next = runEnd + 1
+                if ends[next - start] >= 0 {
+                    ends[position - start] = ends[next - start]
+                    continue
                 }
-                return nil
+                if !asciiLabels && underscoreAfter { continue }
+                if tldRunEnd != runEnd {
+                    tldRunEnd = runEnd
+                    tldEnd = TopLevelDomains.shared.match(text, at: next, limit: limit).map { next + $0 } ?? -1
+                }
+                ends[position - start] = tldEnd
             }
+            return ends
         }
 
         /// The path: a run of units, each either path characters (with parenthesised groups
@@ -449,12 +471,14 @@ extension TweetLength {
                 }
                 if let lastEnding {
                     position = lastEnding + 1
-                } else if position < limit, text[position] == 0x28,
-                          let close = balancedParenthesesEnd(text, from: position, limit: limit) {
-                    position = close
-                } else {
-                    return position
+                    continue
                 }
+                // No ending character ahead: only groups standing alone can follow.
+                while position < limit && text[position] == 0x28,
+                      let close = balancedParenthesesEnd(text, from: position, limit: limit) {
+                    position = close
+                }
+                return position
             }
         }
 
@@ -487,7 +511,8 @@ extension TweetLength {
         }
 
         /// What `extractUrlsWithIndices` does with one regex match.
-        private static func accept(_ url: URLMatch, before: UInt32?, in text: [UInt32], into entities: inout [Entity]) {
+        private static func accept(_ url: URLMatch, before: UInt32?, in text: [UInt32],
+                                   into entities: inout [Entity]) {
             let domainLength = url.domainEnd - url.domainStart
             guard let asciiDomainLength = IDNA.asciiLength(text[url.domainStart..<url.domainEnd]) else { return }
             let urlLength = url.end - url.start
@@ -495,9 +520,9 @@ extension TweetLength {
             guard protocolLength + urlLength + asciiDomainLength - domainLength <= maxURLLength else { return }
 
             if url.protocolLength > 0 {
-                if let (slugLength, tcoEnd) = tcoURL(text, url) {
-                    guard slugLength <= maxTcoSlugLength else { return }
-                    entities.append((url.start, tcoEnd - url.start))
+                if let tco = tcoURL(text, url) {
+                    guard tco.slugLength <= maxTcoSlugLength else { return }
+                    entities.append((url.start, tco.end - url.start))
                 } else {
                     entities.append((url.start, urlLength))
                 }
@@ -506,10 +531,12 @@ extension TweetLength {
 
             // Without a scheme: not after [-_./]; only the ASCII domains inside the match count.
             if let before, before == 0x2D || before == 0x5F || before == 0x2E || before == 0x2F { return }
+            let asciiEnds = domainEnds(text, from: url.domainStart, limit: url.domainEnd, asciiLabels: true)
             var last: Entity?
             var index = url.domainStart
             while index < url.domainEnd {
-                if let end = asciiDomainEnd(text, at: index, limit: url.domainEnd) {
+                let end = asciiEnds[index - url.domainStart]
+                if end >= 0 {
                     let entity = (start: index, length: end - index)
                     last = entity
                     entities.append(entity)
@@ -535,7 +562,7 @@ extension TweetLength {
         }
 
         /// `^https?://t\.co/([a-z0-9]+)(?:\?query)?` on the URL: the slug length and match end.
-        private static func tcoURL(_ text: [UInt32], _ url: URLMatch) -> (Int, Int)? {
+        private static func tcoURL(_ text: [UInt32], _ url: URLMatch) -> (slugLength: Int, end: Int)? {
             let host = url.domainStart
             guard host + 5 <= url.end, caseFold(text[host]) == 0x74, text[host + 1] == 0x2E,
                   caseFold(text[host + 2]) == 0x63, caseFold(text[host + 3]) == 0x6F, text[host + 4] == 0x2F else {
@@ -550,29 +577,6 @@ extension TweetLength {
                 index = end
             }
             return (slugLength, index)
-        }
-
-        /// `(?:[-a-z0-9 latin]+\.)+(tld)` at `start`, within the domain (`limit` acts as `$`).
-        private static func asciiDomainEnd(_ text: [UInt32], at start: Int, limit: Int) -> Int? {
-            guard isASCIIDomainChar(text[start]) else { return nil }
-            return withUnsafeTemporaryAllocation(of: Int.self, capacity: (limit - start) / 2 + 1) { tldStarts in
-                var count = 0
-                var index = start
-                while index < limit && isASCIIDomainChar(text[index]) {
-                    var cursor = index + 1
-                    while cursor < limit && isASCIIDomainChar(text[cursor]) { cursor += 1 }
-                    guard cursor < limit, text[cursor] == 0x2E else { break }
-                    tldStarts[count] = cursor + 1
-                    count += 1
-                    index = cursor + 1
-                }
-                for tldStart in tldStarts[..<count].reversed() {
-                    if let length = TopLevelDomains.shared.match(text, at: tldStart, limit: limit) {
-                        return tldStart + length
-                    }
-                }
-                return nil
-            }
         }
     }
 }
@@ -598,6 +602,7 @@ extension TweetLength {
 
     private static func caseFoldNonASCII(_ scalar: UInt32) -> UInt32 {
         switch scalar {
+        case 0x590..<0x10A0, 0x2E80..<0xA640, 0xAC00..<0xD800: return scalar   // scripts without case
         case 0x130, 0x131: return 0x69
         case 0x17F: return 0x73
         case 0x212A: return 0x6B
@@ -816,7 +821,8 @@ extension TweetLength {
             if domain.allSatisfy({ $0 < 0x80 }) {
                 // ASCII fast path: every label but the last 1...63 long, the last under 64.
                 let labels = domain.split(separator: 0x2E, omittingEmptySubsequences: false)
-                for (index, label) in labels.enumerated() where label.count >= 64 || (label.isEmpty && index < labels.count - 1) {
+                for (index, label) in labels.enumerated()
+                where label.count >= 64 || (label.isEmpty && index < labels.count - 1) {
                     return nil
                 }
                 return domain.count
@@ -845,14 +851,16 @@ extension TweetLength {
                 return prepared.count > 0 && prepared.count < 64 ? prepared.count : nil
             }
             if prepared.starts(with: [0x78, 0x6E, 0x2D, 0x2D]) { return nil }
+            // Each code point takes at least one character: long labels fail without encoding.
+            guard prepared.count < 60 else { return nil }
             let length = 4 + punycodeLength(prepared)
             return length < 64 ? length : nil
         }
 
         /// Nameprep (RFC 3491): map (B.1 dropped, B.2 case folding), prohibit, check bidi.
-        /// NFKC is left out: the text is NFC already, and only compatibility characters
-        /// (beyond full-width ASCII, mapped here) would change, which can only move a
-        /// label's punycode length.
+        /// Approximation: NFKC is left out (the text is NFC already), so compatibility
+        /// characters other than full-width ASCII keep their form; for a domain made of
+        /// them (ℵ, ①, ㌔, 𝐀…) the label length or bidi check can differ from Python's.
         private static func nameprep(_ label: ArraySlice<UInt32>) -> [UInt32]? {
             var mapped: [UInt32] = []
             mapped.reserveCapacity(label.count)
@@ -865,7 +873,9 @@ extension TweetLength {
                 if isRandAL(scalar) { hasRandAL = true }
             }
             if hasRandAL {
-                guard let first = mapped.first, let last = mapped.last, isRandAL(first), isRandAL(last) else { return nil }
+                guard let first = mapped.first, let last = mapped.last, isRandAL(first), isRandAL(last) else {
+                    return nil
+                }
                 if mapped.contains(where: { isLeftToRight($0) }) { return nil }
             }
             return mapped

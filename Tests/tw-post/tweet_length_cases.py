@@ -230,6 +230,13 @@ EDGE_CASES = [
     "email me at foo@example.com", "foo.bar@example.com", "visit example.com!", "(example.com)",
     "example.com/foo_(bar)", "example.\uff23\uff2f\uff2d", "\uff45\uff58\uff41\uff4d\uff50\uff4c\uff45.com",
     "example.com/\u65e5\u672c", "www.\u65e5\u672c.jp", "sub.example.co.uk/path.", "EXAMPLE.COM",
+    # The first and last names of each TLD list, and the TLDs with a non-ASCII letter inside
+    "example.ac", "example.onion", "example.AC/x", "x.vermo\u0308gensberatung", "x.VERM\u00d6GENSBERATER/a",
+    "x.verm\u00f6gensberatungx", "x.verm\u00f6gensberater\u00df", "x.verm", "https://x.verm\u00f6gensberatung",
+    # Long runs that a naive scan would revisit at every position
+    "a." * 150, "a.b" * 100, "a_." * 40 + "com", "a.b_c." * 20 + "com", "\u65e5" * 300 + ".zzz",
+    "\u65e5" * 300 + ".com", "a " * 150 + ".zzz", "https://x.com/a" + "(x)" * 100, "https://x.com/" + "*(x)" * 100,
+    "https://x.com/a(b)*(c)d", "https://x.com/(b)(c)a", "https://x.com/*(b)", "_a.b.com", "a-.b.com", "x.a_b.com",
     # Mentions, hashtags, cashtags
     "@user hello", "@user_name/list", "#hashtag", "#\u30cf\u30c3\u30b7\u30e5", "$AAPL up", "@\u00e9l\u00e8ve",
     # Around 280
