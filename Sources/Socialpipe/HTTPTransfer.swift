@@ -95,25 +95,37 @@ final class HTTPTransfer {
         default:
             sp_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method)
         }
-        if !request.idempotent {
-            // libcurl 7.88 silently sends a request again when a reused
-            // connection dies before any answer; for a post that could mean
-            // posting twice, so a post always gets a connection of its own.
-            sp_easy_setopt_long(handle, CURLOPT_FRESH_CONNECT, 1)
-        }
+        let context = Unmanaged.passUnretained(self).toOpaque()
         if request.body != nil {
             sp_easy_setopt_long(handle, CURLOPT_POST, 1)
             sp_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method)
             sp_easy_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(requestBody.count))
-            requestBody.withUnsafeMutableBytes { bytes in
-                _ = sp_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, bytes.baseAddress)
+            // The body is handed out by a read callback, not POSTFIELDS: when a
+            // reused connection dies, libcurl 7.88 sends the request again by
+            // itself, rewinding the body first. The seek callback refuses that
+            // rewind once the body has gone out, so the transfer fails instead
+            // and a post that may have been applied is never sent twice.
+            sp_easy_setopt_pointer(handle, CURLOPT_READDATA, context)
+            sp_easy_setopt_read_callback(handle, CURLOPT_READFUNCTION) { buffer, size, count, context in
+                guard let buffer, let context else { return 0 }
+                let transfer = Unmanaged<HTTPTransfer>.fromOpaque(context).takeUnretainedValue()
+                return transfer.sendBody(UnsafeMutableRawPointer(buffer).assumingMemoryBound(to: UInt8.self), size * count)
             }
+            sp_easy_setopt_pointer(handle, CURLOPT_SEEKDATA, context)
+            sp_easy_setopt_seek_callback(handle, CURLOPT_SEEKFUNCTION) { context, offset, origin in
+                guard let context else { return CURL_SEEKFUNC_FAIL }
+                let transfer = Unmanaged<HTTPTransfer>.fromOpaque(context).takeUnretainedValue()
+                return transfer.rewindBody(to: Int(offset), origin: origin)
+            }
+        } else if !request.idempotent {
+            // Without a body there is nothing to refuse to rewind; a fresh
+            // connection keeps libcurl from re-sending on a dead one.
+            sp_easy_setopt_long(handle, CURLOPT_FRESH_CONNECT, 1)
         }
         // Expect: 100-continue would cost a round trip per post.
         for line in request.headers + ["Expect:"] { headerList = sp_slist_append(headerList, line) }
         sp_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)
 
-        let context = Unmanaged.passUnretained(self).toOpaque()
         sp_easy_setopt_pointer(handle, CURLOPT_PRIVATE, context)
         sp_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, context)
         sp_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
@@ -133,6 +145,32 @@ final class HTTPTransfer {
     deinit {
         sp_easy_cleanup(handle)
         sp_slist_free_all(headerList)
+    }
+
+    /// Bytes of the request body handed to libcurl so far.
+    private var bodySent = 0
+    /// Set when libcurl wanted to send the body again and was refused.
+    private var resendRefused = false
+
+    private func sendBody(_ buffer: UnsafeMutablePointer<UInt8>, _ room: Int) -> Int {
+        let count = min(room, requestBody.count - bodySent)
+        guard count > 0 else { return 0 }
+        requestBody.withUnsafeBufferPointer { bytes in
+            if let base = bytes.baseAddress { buffer.update(from: base + bodySent, count: count) }
+        }
+        bodySent += count
+        return count
+    }
+
+    private func rewindBody(to offset: Int, origin: Int32) -> Int32 {
+        // Rewinding before anything went out changes nothing; afterwards it
+        // would send the body a second time, which only an idempotent request may.
+        if origin == SEEK_SET && offset == 0 && (bodySent == 0 || request.idempotent) {
+            bodySent = 0
+            return CURL_SEEKFUNC_OK
+        }
+        resendRefused = true
+        return CURL_SEEKFUNC_FAIL
     }
 
     private func receiveBody(_ data: UnsafePointer<UInt8>, _ count: Int) -> Int {
@@ -174,6 +212,8 @@ final class HTTPTransfer {
         let message: String
         if tooLarge {
             message = "response larger than \(Self.maximumBody) bytes"
+        } else if resendRefused {
+            message = "connection lost before an answer"
         } else if let text = sp_easy_strerror(code) {
             message = String(cString: text)
         } else {
@@ -182,6 +222,7 @@ final class HTTPTransfer {
         let lasting = [CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT, CURLE_PEER_FAILED_VERIFICATION,
                        CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ENGINE_NOTFOUND,
                        CURLE_NOT_BUILT_IN].contains(code)
-        return .failure(message: message, requestSent: requestSize > 0, lasting: lasting, status: status > 0 ? status : nil)
+        return .failure(message: message, requestSent: requestSize > 0 || resendRefused, lasting: lasting,
+                        status: status > 0 ? status : nil)
     }
 }
