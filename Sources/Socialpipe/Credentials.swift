@@ -21,14 +21,6 @@ public struct TwitterCredentials: Sendable {
     var isPresent: Bool { consumerKey != nil || bearerToken != nil }
 }
 
-/// Facebook credentials from one source (contract §4).
-public struct FacebookCredentials: Sendable {
-    public var accessToken: String?
-    public var appSecret: String?
-    public var appID: String?
-
-    var isPresent: Bool { accessToken != nil }
-}
 
 /// The credential sources of contract §4, read once before the first record:
 /// the environment and the credentials file. Problems known at start exit 3.
@@ -187,26 +179,6 @@ public struct CredentialStore {
         environmentTwitter != nil || selectedTwitter != nil || profiles.keys.contains { twitterProfile($0) != nil }
     }
 
-    /// Facebook credentials, looked up like `twitter(recordProfile:)`.
-    public func facebook(recordProfile: String?) throws(RecordError) -> FacebookCredentials? {
-        func fromProfile(_ name: String) -> FacebookCredentials? {
-            guard let profile = profiles[name], let section = section(profile, "facebook") else { return nil }
-            let found = FacebookCredentials(accessToken: section["access_token"]?.string,
-                                            appSecret: section["app_secret"]?.string, appID: section["app_id"]?.string)
-            return found.isPresent ? found : nil
-        }
-        if let recordProfile {
-            guard profiles[recordProfile] != nil else { throw RecordError(.auth, "no profile \"\(recordProfile)\" in the credentials file") }
-            guard let found = fromProfile(recordProfile) else {
-                throw RecordError(.auth, "profile \"\(recordProfile)\" has no facebook credentials")
-            }
-            return found
-        }
-        let fromEnvironment = FacebookCredentials(accessToken: environment["FB_ACCESS_TOKEN"],
-                                                  appSecret: environment["FB_APP_SECRET"], appID: environment["FB_APP_ID"])
-        if fromEnvironment.isPresent { return fromEnvironment }
-        return selectedProfile.flatMap(fromProfile)
-    }
 
     /// The value of an environment variable as read at start.
     public func environmentValue(_ name: String) -> String? { environment[name] }

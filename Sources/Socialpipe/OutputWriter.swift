@@ -24,8 +24,6 @@ public final class OutputWriter {
 
     deinit { buffer.deallocate() }
 
-    /// Whether anything is waiting to be written.
-    public var hasPending: Bool { used > 0 }
 
     private func reserve(_ extra: Int) {
         if used + extra <= capacity { return }
@@ -85,11 +83,6 @@ public final class OutputWriter {
         bytes.withUnsafeBufferPointer { write($0) }
     }
 
-    /// Appends a JSON value as one compact line.
-    public func writeLine(_ value: JSON) {
-        writeJSON(value)
-        endLine()
-    }
 
     /// Writes out everything buffered. Returns false once the output is closed or failed.
     @discardableResult

@@ -19,20 +19,7 @@ public struct Record {
         }
     }
 
-    /// The UTF-8 bytes of the string member `key`; nil when absent or null.
-    public func stringBytes(_ key: StaticString) throws(RecordError) -> [UInt8]? {
-        switch fields.withStringMember(key, { Array($0) }) {
-        case .found(let bytes): return bytes
-        case .absent: return nil
-        case .notString: throw .input("\(key) must be a string")
-        }
-    }
 
-    /// The string member `key`, which must be present.
-    public func requiredString(_ key: StaticString) throws(RecordError) -> String {
-        guard let text = try string(key) else { throw .input("\(key) is required") }
-        return text
-    }
 
     /// The boolean member `key`; nil when absent or null.
     public func bool(_ key: StaticString) throws(RecordError) -> Bool? {
@@ -41,8 +28,6 @@ public struct Record {
         return flag
     }
 
-    /// Whether the record has member `key` at all (null included).
-    public func has(_ key: StaticString) -> Bool { fields[key] != nil }
 }
 
 /// What a record became: a result or an error, for the envelope (contract §2).

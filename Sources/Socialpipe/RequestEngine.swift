@@ -7,8 +7,6 @@ public final class Job {
     let reply: Reply
     /// Requests made for this record so far.
     public internal(set) var attempts = 0
-    /// The tool's own state for this record.
-    public var context: AnyObject?
     var request: HTTPRequest?
     /// Not to be sent before this monotonic time (backoff).
     var notBefore = 0.0
