@@ -136,11 +136,7 @@ public final class Crypto {
             if key.count > blockSize, let out = shortKey.baseAddress {
                 keyBytes = UnsafeBufferPointer(start: out, count: digest(algorithm, key, into: out))
             }
-            for index in 0..<blockSize {
-                let byte = index < keyBytes.count ? keyBytes[index] : 0
-                innerPad[index] = byte ^ 0x36
-                outerPad[index] = byte ^ 0x5C
-            }
+            Self.writePads(keyBytes, inner: innerPad, outer: outerPad)
             EVP_DigestInit_ex2(inner, digestFunction(algorithm), nil)
             EVP_DigestUpdate(inner, innerPad, blockSize)
             EVP_DigestInit_ex2(outer, digestFunction(algorithm), nil)
@@ -150,6 +146,17 @@ public final class Crypto {
         cachedKey.append(key)
         cachedAlgorithm = algorithm
         return (inner, outer)
+    }
+
+    /// The inner and outer padded key blocks of RFC 2104 (64 bytes each), from
+    /// a key no longer than the block.
+    private static func writePads(_ key: UnsafeBufferPointer<UInt8>, inner: UnsafeMutablePointer<UInt8>,
+                                  outer: UnsafeMutablePointer<UInt8>) {
+        for index in 0..<64 {
+            let byte = index < key.count ? key[index] : 0
+            inner[index] = byte ^ 0x36
+            outer[index] = byte ^ 0x5C
+        }
     }
 
     /// HMAC computed directly, for when no digest context can be kept.
@@ -164,11 +171,7 @@ public final class Crypto {
             if key.count > blockSize {
                 keyBytes = UnsafeBufferPointer(start: inner, count: digest(algorithm, key, into: inner))
             }
-            for index in 0..<blockSize {
-                let byte = index < keyBytes.count ? keyBytes[index] : 0
-                innerPad[index] = byte ^ 0x36
-                outerPad[index] = byte ^ 0x5C
-            }
+            Self.writePads(keyBytes, inner: innerPad, outer: outerPad)
             digest(algorithm, UnsafeRawBufferPointer(start: innerPad, count: blockSize),
                    UnsafeRawBufferPointer(message), into: inner)
             digest(algorithm, UnsafeRawBufferPointer(start: outerPad, count: blockSize),

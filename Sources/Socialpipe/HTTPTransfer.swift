@@ -66,7 +66,6 @@ final class HTTPTransfer {
     private var requestBody: [UInt8]
     private var tooLarge = false
     let started = Clock.monotonic()
-    var completion: ((TransferOutcome) -> Void)?
 
     /// Responses larger than this are refused rather than held in memory.
     static let maximumBody = 64 << 20

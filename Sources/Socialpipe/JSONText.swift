@@ -1,20 +1,9 @@
 import CJansson
 import Glibc
 
-/// Compact JSON text built directly as bytes, for results a tool assembles
+/// JSON strings written directly as bytes, for output a tool assembles
 /// itself; cheaper than building a jansson value only to serialise it.
-public struct JSONText {
-    /// The text so far.
-    public private(set) var bytes: [UInt8]
-    private var needsComma = false
-
-    /// Starts an object.
-    public init(capacity: Int = 256) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
-        bytes.append(0x7B)
-    }
-
+public enum JSONText {
     /// The index of the first byte from `index` on that a JSON string must
     /// escape (a control character, `"` or `\`), or `count` when there is none.
     @inlinable @inline(__always)
@@ -97,52 +86,4 @@ public struct JSONText {
     public static func appendString(_ bytes: UnsafeBufferPointer<UInt8>, to output: ByteBuffer) {
         output.advance(by: writeString(bytes, to: output.reserve(bytes.count * 6 + 2)))
     }
-
-    private static func appendString(_ value: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: value.count * 6 + 2) { scratch in
-            guard let out = scratch.baseAddress else { return }
-            output.append(contentsOf: UnsafeBufferPointer(start: out, count: writeString(value, to: out)))
-        }
-    }
-
-    private mutating func key(_ key: UnsafeBufferPointer<UInt8>) {
-        if needsComma { bytes.append(0x2C) }
-        needsComma = true
-        Self.appendString(key, to: &bytes)
-        bytes.append(0x3A)
-    }
-
-    private mutating func key(_ name: StaticString) {
-        key(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-    }
-
-    /// Adds a string member.
-    public mutating func add(_ name: StaticString, string value: String) {
-        key(name)
-        var value = value
-        value.withUTF8 { Self.appendString($0, to: &bytes) }
-    }
-
-    /// Adds a string member whose value is bytes known to be valid UTF-8.
-    public mutating func add(_ name: StaticString, stringBytes value: [UInt8]) {
-        key(name)
-        value.withUnsafeBufferPointer { Self.appendString($0, to: &bytes) }
-    }
-
-    /// Adds a string member whose name is not known at compile time.
-    public mutating func add(member name: String, string value: String) {
-        var name = name
-        name.withUTF8 { key($0) }
-        var value = value
-        value.withUTF8 { Self.appendString($0, to: &bytes) }
-    }
-
-    /// Adds a member whose value is another finished object.
-    public mutating func add(_ name: StaticString, object value: JSONText) {
-        key(name)
-        bytes += value.finished
-    }
-
-    /// The complete object text.
-    public var finished: [UInt8] { bytes + [0x7D] }
 }

@@ -61,34 +61,8 @@ public struct OAuth1Signature: Sendable {
     public let signature: String
     /// The `oauth_*` parameters in header order (sorted by name), raw values.
     public let protocolParameters: [(name: String, value: String)]
-    /// The realm, if any.
-    public let realm: String?
-
     /// The `Authorization` header value: `OAuth realm="…", oauth_…="…", …` (RFC 5849 §3.5.1).
-    public var authorization: String { String(decoding: authorizationBytes, as: UTF8.self) }
-
-    /// The `Authorization` header value as bytes.
-    public var authorizationBytes: [UInt8] {
-        var header: [UInt8] = []
-        header.reserveCapacity(400)
-        header += "OAuth ".utf8
-        if let realm {
-            header += "realm=\"".utf8
-            for byte in realm.utf8 {
-                if byte == 0x22 || byte == 0x5C { header.append(0x5C) }
-                header.append(byte)
-            }
-            header += "\", ".utf8
-        }
-        for (index, parameter) in protocolParameters.enumerated() {
-            if index > 0 { header += ", ".utf8 }
-            header += parameter.name.utf8
-            header += "=\"".utf8
-            PercentEncoding.encode(parameter.value, into: &header)
-            header.append(0x22)
-        }
-        return header
-    }
+    public let authorization: String
 }
 
 /// Signs requests.
@@ -140,26 +114,8 @@ public enum OAuth1 {
         }
         let signature = signer.value(.signature).map { String(decoding: $0, as: UTF8.self) } ?? ""
         return OAuth1Signature(baseString: signer.baseString.array, signature: signature,
-                               protocolParameters: parameters, realm: request.realm)
-    }
-
-    /// The signature base string (RFC 5849 §3.4.1): method, base string URI
-    /// and normalised parameters, each encoded, joined by `&`.
-    public static func baseString(_ request: OAuth1Request, protocolParameters: [(name: String, value: String)]) -> [UInt8] {
-        let signer = OAuth1Signer(crypto: Crypto())
-        signer.begin()
-        request.addParameters(to: signer)
-        for (name, value) in protocolParameters {
-            var name = name
-            var value = value
-            name.withUTF8 { name in value.withUTF8 { signer.addParameter(name: name, value: $0) } }
-        }
-        var method = request.method
-        let baseURI = request.url.baseURI
-        method.withUTF8 { method in
-            baseURI.withUnsafeBufferPointer { signer.buildBaseString(method: method, baseURI: $0) }
-        }
-        return signer.baseString.array
+                               protocolParameters: parameters,
+                               authorization: String(decoding: signer.authorization.bytes, as: UTF8.self))
     }
 }
 

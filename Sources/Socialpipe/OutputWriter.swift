@@ -4,9 +4,7 @@ import Glibc
 /// is written out when it fills, when the process is about to wait, and at
 /// exit. A closed reader (EPIPE) marks it closed: the run then stops quietly.
 public final class OutputWriter {
-    private var buffer: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
-    private var used = 0
+    private let buffer = ByteBuffer(capacity: 128 * 1024)
     private let fd: Int32
     private let flushThreshold = 64 * 1024
 
@@ -18,34 +16,17 @@ public final class OutputWriter {
     /// A writer for `fd` (1 for stdout).
     public init(fd: Int32 = 1) {
         self.fd = fd
-        capacity = 128 * 1024
-        buffer = .allocate(capacity: capacity)
     }
 
-    deinit { buffer.deallocate() }
-
-
-    private func reserve(_ extra: Int) {
-        if used + extra <= capacity { return }
-        var newCapacity = capacity * 2
-        while used + extra > newCapacity { newCapacity *= 2 }
-        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        grown.update(from: buffer, count: used)
-        buffer.deallocate()
-        buffer = grown
-        capacity = newCapacity
-    }
 
     private func flushIfFull() {
-        if used >= flushThreshold { flush() }
+        if buffer.count >= flushThreshold { flush() }
     }
 
     /// Appends raw bytes.
     public func write(_ bytes: UnsafeBufferPointer<UInt8>) {
-        guard !isClosed, let base = bytes.baseAddress else { return }
-        reserve(bytes.count)
-        (buffer + used).update(from: base, count: bytes.count)
-        used += bytes.count
+        guard !isClosed else { return }
+        buffer.append(bytes)
         flushIfFull()
     }
 
@@ -59,9 +40,7 @@ public final class OutputWriter {
     @inline(__always)
     public func writeByte(_ byte: UInt8) {
         guard !isClosed else { return }
-        if used == capacity { reserve(1) }
-        buffer[used] = byte
-        used += 1
+        buffer.append(byte)
     }
 
     /// Appends a literal without building a String.
@@ -83,14 +62,13 @@ public final class OutputWriter {
         bytes.withUnsafeBufferPointer { write($0) }
     }
 
-
     /// Writes out everything buffered. Returns false once the output is closed or failed.
     @discardableResult
     public func flush() -> Bool {
         guard !isClosed else { return false }
-        guard used > 0 else { return true }
-        let result = writeAll(fd: fd, UnsafeBufferPointer(start: buffer, count: used))
-        used = 0
+        guard !buffer.isEmpty else { return true }
+        let result = writeAll(fd: fd, buffer.bytes)
+        buffer.removeAll()
         if result != 0 {
             isClosed = true
             if result != EPIPE { failure = result }

@@ -70,26 +70,33 @@ public enum PercentEncoding {
         output.advance(by: written)
     }
 
-    /// Form-decodes `component` (see `formDecoded`) and appends the encoding
-    /// of the encoding of the result, without building the decoded bytes.
+    /// Calls `body` with each byte of a form-decoded component: `+` is a
+    /// space, `%XX` a byte; a `%` not followed by two hex digits stays as it is.
+    @inline(__always)
+    static func forEachFormDecodedByte(_ component: UnsafeBufferPointer<UInt8>, _ body: (UInt8) -> Void) {
+        var index = 0
+        let count = component.count
+        while index < count {
+            var byte = component[index]
+            if byte == 0x2B {
+                byte = 0x20
+            } else if byte == 0x25, index + 2 < count,
+                      let high = hexValue(component[index + 1]), let low = hexValue(component[index + 2]) {
+                byte = high << 4 | low
+                index += 2
+            }
+            body(byte)
+            index &+= 1
+        }
+    }
+
+    /// Form-decodes `component` and appends the encoding of the encoding of
+    /// the result, without building the decoded bytes.
     public static func decodeFormEncodeTwice(_ component: UnsafeBufferPointer<UInt8>, into output: ByteBuffer) {
         let destination = output.reserve(component.count * 5)
         let written = unreservedTable.withUnsafeBufferPointer { table in
             var written = 0
-            var index = 0
-            let count = component.count
-            while index < count {
-                var byte = component[index]
-                if byte == 0x2B {
-                    byte = 0x20
-                } else if byte == 0x25, index + 2 < count,
-                          let high = hexValue(component[index + 1]), let low = hexValue(component[index + 2]) {
-                    byte = high << 4 | low
-                    index += 2
-                }
-                written &+= encodeTwice(byte, table: table, to: destination + written)
-                index &+= 1
-            }
+            forEachFormDecodedByte(component) { written &+= encodeTwice($0, table: table, to: destination + written) }
             return written
         }
         output.advance(by: written)
@@ -126,61 +133,12 @@ public enum PercentEncoding {
         }
     }
 
-    /// Appends `bytes` to `output`, every byte but the unreserved ones as `%XX` (upper-case hex).
-    @inline(__always)
-    public static func encode<Bytes: Sequence>(_ bytes: Bytes, into output: inout [UInt8]) where Bytes.Element == UInt8 {
-        let hex = ("0123456789ABCDEF" as StaticString).utf8Start
-        for byte in bytes {
-            if isUnreserved(byte) {
-                output.append(byte)
-            } else {
-                output.append(0x25)
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0x0F)])
-            }
-        }
-    }
-
-    /// Fast path of `encode(_:into:)` for contiguous bytes.
-    public static func encode(_ bytes: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count * 3 + 1) { scratch in
-            guard let destination = scratch.baseAddress else { return }
-            let written = encode(bytes, to: destination)
-            output.append(contentsOf: UnsafeBufferPointer(start: destination, count: written))
-        }
-    }
-
-    /// Fast path of `encode(_:into:)` for byte arrays.
-    public static func encode(_ bytes: [UInt8], into output: inout [UInt8]) {
-        bytes.withUnsafeBufferPointer { encode($0, into: &output) }
-    }
-
-    /// Appends the encoded UTF-8 of `text`.
-    public static func encode(_ text: String, into output: inout [UInt8]) {
-        var text = text
-        text.withUTF8 { encode($0, into: &output) }
-    }
-
-    /// The encoded form of `bytes`.
-    public static func encoded<Bytes: Sequence>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.underestimatedCount * 3 / 2 + 8)
-        encode(bytes, into: &output)
-        return output
-    }
-
     /// The encoded form of a string's UTF-8.
     public static func encoded(_ text: String) -> String {
-        var output: [UInt8] = []
-        encode(text, into: &output)
-        return String(decoding: output, as: UTF8.self)
-    }
-
-    /// The encoded form of a byte array.
-    public static func encoded(_ bytes: [UInt8]) -> [UInt8] {
-        var output: [UInt8] = []
-        encode(bytes, into: &output)
-        return output
+        let output = ByteBuffer(capacity: text.utf8.count * 3)
+        var text = text
+        text.withUTF8 { encode($0, into: output) }
+        return String(decoding: output.bytes, as: UTF8.self)
     }
 
     @inline(__always)
@@ -193,53 +151,32 @@ public enum PercentEncoding {
         }
     }
 
-    /// Decodes one form component: `+` is a space, `%XX` a byte; a `%` not
-    /// followed by two hex digits stays as it is.
-    public static func formDecoded(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count)
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            if byte == 0x2B {
-                output.append(0x20)
-            } else if byte == 0x25, index + 2 < bytes.endIndex,
-                      let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
-                output.append(high << 4 | low)
-                index += 2
-            } else {
-                output.append(byte)
-            }
-            index += 1
-        }
-        return output
-    }
-
     /// Splits a query or form body into decoded name/value pairs (RFC 5849
     /// §3.4.1.3.1); a name without `=` has an empty value, empty pieces are skipped.
     public static func formPairs(_ bytes: [UInt8]) -> [Parameter] {
+        func decoded(_ component: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+            var output: [UInt8] = []
+            output.reserveCapacity(component.count)
+            forEachFormDecodedByte(component) { output.append($0) }
+            return output
+        }
         var pairs: [Parameter] = []
-        for piece in bytes.split(separator: 0x26, omittingEmptySubsequences: true) {
-            if let equals = piece.firstIndex(of: 0x3D) {
-                pairs.append(Parameter(name: formDecoded(piece[..<equals]),
-                                       value: formDecoded(piece[(equals + 1)...])))
-            } else {
-                pairs.append(Parameter(name: formDecoded(piece), value: []))
-            }
+        bytes.withUnsafeBufferPointer { bytes in
+            forEachFormPair(bytes) { pairs.append(Parameter(name: decoded($0), value: decoded($1))) }
         }
         return pairs
     }
 
     /// `name=value&…` with both sides percent-encoded, in the given order.
     public static func formEncoded(_ pairs: [Parameter]) -> [UInt8] {
-        var output: [UInt8] = []
+        let output = ByteBuffer()
         for (index, pair) in pairs.enumerated() {
             if index > 0 { output.append(0x26) }
-            encode(pair.name, into: &output)
+            pair.name.withUnsafeBufferPointer { encode($0, into: output) }
             output.append(0x3D)
-            encode(pair.value, into: &output)
+            pair.value.withUnsafeBufferPointer { encode($0, into: output) }
         }
-        return output
+        return output.array
     }
 }
 

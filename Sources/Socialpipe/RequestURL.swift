@@ -65,24 +65,7 @@ public struct RequestURL: Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// This URL with `encodedPairs` (`name=value&…`, already encoded) added to its query.
-    public func appendingQuery(_ encodedPairs: [UInt8]) -> RequestURL {
-        guard !encodedPairs.isEmpty else { return self }
-        var copy = self
-        if var existing = query, !existing.isEmpty {
-            existing.append(0x26)
-            copy.query = existing + encodedPairs
-        } else {
-            copy.query = encodedPairs
-        }
-        return copy
-    }
 
-    /// The query's parameters, decoded.
-    public var queryParameters: [Parameter] {
-        guard let query else { return [] }
-        return PercentEncoding.formPairs(query)
-    }
 
     /// Parses `text`; only http and https with a host are accepted.
     public init(_ text: String) throws(Invalid) {
