@@ -17,7 +17,7 @@ PYTHON   = $(VENV)/bin/python
 # Debian packages the build, the tests, the demo and the benchmarks need.
 DEBS = pkg-config libcurl4-openssl-dev libssl-dev libjansson-dev \
        curl jq valgrind mandoc shellcheck bash-completion zsh fish \
-       liboauth-dev hyperfine
+       liboauth-dev hyperfine time
 
 .PHONY: all build deps venv test demo bench install uninstall clean
 
