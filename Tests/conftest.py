@@ -1,4 +1,5 @@
-"""Shared fixtures: where the built tools are, and the sandbox package on sys.path."""
+"""Shared fixtures: where the built tools are, a scrubbed environment, the sandbox;
+and sandbox/ and Tests/ on sys.path (for harness and toolenv)."""
 import os
 import pathlib
 import sys
@@ -7,6 +8,10 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sandbox"))
+sys.path.insert(0, str(ROOT / "Tests"))
+
+import harness  # noqa: E402  (found through the path above)
+import toolenv  # noqa: E402
 
 
 def tool_path(name):
@@ -34,3 +39,23 @@ def bin_path(request, tool):
     p = tool(request.module.TOOL)
     assert os.access(p, os.X_OK), f"{p} is not built (run `make build` or set SOCIALPIPE_BIN)"
     return p
+
+
+@pytest.fixture
+def scrubbed_env(home):
+    """scrubbed_env(extra=None) -> toolenv.clean_env(home, extra)."""
+    return lambda extra=None: toolenv.clean_env(home, extra)
+
+
+@pytest.fixture(scope="module")
+def sandbox_proc():
+    """The local API sandbox (sandbox/), started once per test module."""
+    with harness.Sandbox.start() as sb:
+        yield sb
+
+
+@pytest.fixture
+def sb(sandbox_proc):
+    """The module's sandbox, reset to its starting state for this test."""
+    sandbox_proc.clear()
+    yield sandbox_proc

@@ -5,4 +5,5 @@
 #include <openssl/rand.h>
 #include <openssl/err.h>
 #include <openssl/bio.h>
+#include <openssl/x509.h>
 #endif

@@ -269,22 +269,33 @@ public final class RSAPrivateKey {
     /// Why a key file cannot be used.
     public struct LoadError: Error, Sendable { public let message: String }
 
-    /// Loads an unencrypted PEM private key; encrypted keys are refused
-    /// rather than prompting on the terminal.
-    public init(path: String) throws(LoadError) {
-        guard let file = BIO_new_file(path, "r") else {
-            ERR_clear_error()
-            throw LoadError(message: "cannot read key file \(path): \(String(cString: strerror(errno)))")
+    /// Loads an unencrypted PEM private key from the file at `path`, read
+    /// under `rules`; encrypted keys are refused rather than prompting on the terminal.
+    public convenience init(path: String, rules: LocalFile.Rules) throws(LoadError) {
+        let pem: [UInt8]
+        do {
+            pem = try LocalFile.read(path, rules: rules)
+        } catch {
+            throw LoadError(message: error.message)
         }
-        defer { BIO_free(file) }
-        let noPassphrase: @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 = { _, _, _, _ in 0 }
-        guard let loaded = PEM_read_bio_PrivateKey(file, nil, noPassphrase, nil) else {
+        try self.init(pem: pem, name: path)
+    }
+
+    /// Loads an unencrypted PEM private key; `name` says where it came from.
+    public init(pem: [UInt8], name: String) throws(LoadError) {
+        let loaded = pem.withUnsafeBytes { bytes -> OpaquePointer? in
+            guard let memory = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else { return nil }
+            defer { BIO_free(memory) }
+            let noPassphrase: @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 = { _, _, _, _ in 0 }
+            return PEM_read_bio_PrivateKey(memory, nil, noPassphrase, nil)
+        }
+        guard let loaded else {
             ERR_clear_error()
-            throw LoadError(message: "\(path) holds no unencrypted PEM private key")
+            throw LoadError(message: "\(name) holds no unencrypted PEM private key")
         }
         guard EVP_PKEY_get_base_id(loaded) == EVP_PKEY_RSA else {
             EVP_PKEY_free(loaded)
-            throw LoadError(message: "\(path) is not an RSA key")
+            throw LoadError(message: "\(name) is not an RSA key")
         }
         key = loaded
     }
@@ -306,5 +317,31 @@ public final class RSAPrivateKey {
         var signature = [UInt8](repeating: 0, count: length)
         guard EVP_DigestSign(context, &signature, &length, message.baseAddress, message.count) == 1 else { ERR_clear_error(); return nil }
         return Array(signature[..<length])
+    }
+}
+
+/// A bundle of trusted CA certificates (`--cacert`), checked once at start so
+/// that an unusable one is a configuration error, not a failure per record.
+public enum CertificateBundle {
+    /// Why `path` cannot serve as a CA bundle, or nil when it holds at least one PEM certificate.
+    public static func problem(_ path: String) -> String? {
+        let pem: [UInt8]
+        do {
+            pem = try LocalFile.read(path, rules: [], limit: 64 << 20)
+        } catch {
+            return error.message
+        }
+        let certificates = pem.withUnsafeBytes { bytes -> Int in
+            guard let memory = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else { return 0 }
+            defer { BIO_free(memory) }
+            var found = 0
+            while let certificate = PEM_read_bio_X509(memory, nil, nil, nil) {
+                X509_free(certificate)
+                found += 1
+            }
+            return found
+        }
+        ERR_clear_error()
+        return certificates > 0 ? nil : "\(path) holds no PEM certificate"
     }
 }

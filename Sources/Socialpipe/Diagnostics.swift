@@ -5,10 +5,31 @@ import Glibc
 public enum Diagnostics {
     nonisolated(unsafe) static var toolName = "socialpipe"
 
-    /// Writes `TOOL: message` and a newline to fd 2.
+    /// Writes `TOOL: message` and a newline to fd 2. Control characters in
+    /// the message (which may quote a record) are written as escapes, so that
+    /// a record can neither forge a line of its own nor drive the terminal.
     public static func say(_ message: String) {
-        var text = toolName + ": " + message + "\n"
+        var text = toolName + ": " + escapingControlCharacters(message) + "\n"
         _ = text.withUTF8 { writeAll(fd: 2, $0) }
+    }
+
+    /// `text` with C0 and C1 control characters and DEL as `\n`, `\r`, `\t` or `\u{…}`.
+    public static func escapingControlCharacters(_ text: String) -> String {
+        func isControl(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+        }
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case _ where isControl(scalar): escaped += "\\u{" + String(scalar.value, radix: 16) + "}"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
     }
 
     /// Writes a usage error and exits with status 2.

@@ -33,8 +33,12 @@ public struct JSON {
     public struct ParseError: Error, Sendable {
         /// jansson's message.
         public let message: String
-        /// 1-based column (in bytes) of the problem.
+        /// 1-based column (in bytes) of the problem, counted from the start of the text.
         public let column: Int
+        /// 1-based line of the problem, for texts of several lines.
+        public let line: Int
+        /// 1-based column (in characters) within that line.
+        public let lineColumn: Int
     }
 
     /// Parses exactly one JSON value (any kind) from UTF-8 bytes; duplicate
@@ -48,12 +52,20 @@ public struct JSON {
             json_loadb($0.baseAddress, $0.count, flags, &error)
         }
         guard let loaded else {
-            let message = withUnsafeBytes(of: &error.text) { raw -> String in
+            var message = withUnsafeBytes(of: &error.text) { raw -> String in
                 let chars = raw.bindMemory(to: UInt8.self)
                 let end = chars.firstIndex(of: 0) ?? chars.count
                 return String(decoding: chars[..<end], as: UTF8.self)
             }
-            return .failure(ParseError(message: message, column: Int(error.position) + 1))
+            // jansson quotes the text "near" the problem, which may be a secret
+            // value (`{"consumer_secret" "…"}`); the position says where it is.
+            let marker = Array(" near '".utf8)
+            let bytes = Array(message.utf8)
+            if let at = (0...max(0, bytes.count - marker.count)).last(where: { bytes[$0...].starts(with: marker) }) {
+                message = String(decoding: bytes[..<at], as: UTF8.self)
+            }
+            return .failure(ParseError(message: message, column: Int(error.position) + 1, line: Int(error.line),
+                                       lineColumn: Int(error.column)))
         }
         return .success(JSON(owning: loaded))
     }

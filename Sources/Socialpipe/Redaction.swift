@@ -9,12 +9,31 @@ public enum Redaction {
     /// Keys ending in `_token` that name a position, not a credential.
     static let notCredentials: Set<String> = ["pagination_token", "next_token", "previous_token"]
 
-    /// Whether a member named `key` holds a secret.
+    /// Whether a member named `key` holds a secret; names are compared
+    /// without regard to ASCII case (`Consumer_Secret` is a secret too).
     public static func isSecret(_ key: String) -> Bool {
-        if key.hasSuffix("_secret") || key == "password" || key == "bearer_token" { return true }
-        if key.hasSuffix("_token") { return !notCredentials.contains(key) }
-        return false
+        var key = key
+        return key.withUTF8 { isSecret(bytes: $0) }
     }
+
+    /// `isSecret` on the UTF-8 bytes of a key.
+    static func isSecret(bytes key: UnsafeBufferPointer<UInt8>) -> Bool {
+        func endsWith(_ suffix: StaticString) -> Bool {
+            let count = suffix.utf8CodeUnitCount
+            guard key.count >= count else { return false }
+            for index in 0..<count where lowercased(key[key.count - count + index]) != suffix.utf8Start[index] { return false }
+            return true
+        }
+        func equals(_ name: String) -> Bool {
+            key.count == name.utf8.count && zip(key, name.utf8).allSatisfy { lowercased($0) == $1 }
+        }
+        if endsWith("_secret") || equals("password") { return true }
+        guard endsWith("_token") else { return false }
+        return !notCredentials.contains(where: equals)
+    }
+
+    @inline(__always)
+    private static func lowercased(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
 
     /// Walks jansson's structures directly: this runs for every record.
     static func containsSecret(_ raw: UnsafeMutablePointer<json_t>) -> Bool {
@@ -38,14 +57,7 @@ public enum Redaction {
     }
 
     private static func isSecret(cKey key: UnsafePointer<CChar>) -> Bool {
-        let length = strlen(key)
-        let bytes = UnsafeRawPointer(key).assumingMemoryBound(to: UInt8.self)
-        func endsWith(_ suffix: StaticString) -> Bool {
-            let count = suffix.utf8CodeUnitCount
-            return length >= count && memcmp(bytes + (length - count), suffix.utf8Start, count) == 0
-        }
-        guard endsWith("_secret") || endsWith("_token") || endsWith("password") else { return false }
-        return isSecret(String(cString: key))
+        key.withMemoryRebound(to: UInt8.self, capacity: 1) { isSecret(bytes: UnsafeBufferPointer(start: $0, count: strlen(key))) }
     }
 
     private static func redactInPlace(_ value: JSON) {
@@ -71,6 +83,110 @@ public enum Redaction {
         let copy = record.deepCopy()
         redactInPlace(copy)
         return copy
+    }
+
+    /// The start of a line that did not parse, for `raw`, with the value
+    /// after every secret-bearing key replaced by `"[redacted]"`. The line may
+    /// be broken anywhere or cut short, so this is a lexical scan, not a
+    /// parse: a string that names a secret, followed by `:` (or, in a broken
+    /// line, directly by a string), makes the next value (a string, however
+    /// it ends, or any other token) a secret.
+    public static func redactedRaw(_ line: [UInt8]) -> [UInt8] {
+        let count = line.count
+        var output: [UInt8] = []
+        output.reserveCapacity(count)
+        var index = 0
+        var secretValueNext = false
+        /// The index just past a string starting at `start` (its opening quote); `count` when unclosed.
+        func stringEnd(_ start: Int) -> Int {
+            var position = start + 1
+            while position < count {
+                if line[position] == 0x5C { position += 2; continue }
+                if line[position] == 0x22 { return position + 1 }
+                position += 1
+            }
+            return count
+        }
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        func redactValue() {
+            output += "\"\(placeholder)\"".utf8
+            secretValueNext = false
+        }
+        while index < count {
+            let byte = line[index]
+            if secretValueNext && !isSpace(byte) {
+                switch byte {
+                case 0x22:
+                    index = stringEnd(index)
+                case 0x7B, 0x5B:
+                    // An object or array: skip to its matching close, strings included.
+                    var depth = 0
+                    while index < count {
+                        let inner = line[index]
+                        if inner == 0x22 { index = stringEnd(index); continue }
+                        if inner == 0x7B || inner == 0x5B { depth += 1 }
+                        if inner == 0x7D || inner == 0x5D { depth -= 1 }
+                        index += 1
+                        if depth == 0 { break }
+                    }
+                case 0x2C, 0x7D, 0x5D:
+                    // No value where one was due: nothing to hide.
+                    secretValueNext = false
+                    continue
+                default:
+                    while index < count, !isSpace(line[index]), ![0x2C, 0x7D, 0x5D].contains(line[index]) { index += 1 }
+                }
+                redactValue()
+                continue
+            }
+            if byte == 0x22 {
+                let end = stringEnd(index)
+                output += line[index..<end]
+                var after = end
+                while after < count && isSpace(line[after]) { after += 1 }
+                // A key is followed by `:`; in a broken line perhaps directly by its value.
+                if after < count && (line[after] == 0x3A || line[after] == 0x22) && end > index + 1 && line[end - 1] == 0x22 {
+                    let name = decodedKey(line[(index + 1)..<(end - 1)])
+                    if name.withUnsafeBufferPointer(isSecret(bytes:)) {
+                        let valueStart = line[after] == 0x3A ? after + 1 : end
+                        output += line[end..<valueStart]
+                        index = valueStart
+                        secretValueNext = true
+                        continue
+                    }
+                }
+                index = end
+                continue
+            }
+            output.append(byte)
+            index += 1
+        }
+        return output
+    }
+
+    /// A key's text with its JSON escapes undone where they stand for ASCII
+    /// (`consumer\u005fsecret` names a secret too); other bytes are kept.
+    private static func decodedKey(_ text: ArraySlice<UInt8>) -> [UInt8] {
+        var name: [UInt8] = []
+        var index = text.startIndex
+        while index < text.endIndex {
+            let byte = text[index]
+            guard byte == 0x5C, index + 1 < text.endIndex else {
+                name.append(byte)
+                index += 1
+                continue
+            }
+            let escaped = text[index + 1]
+            if escaped == 0x75, index + 6 <= text.endIndex,
+               let value = UInt32(String(decoding: text[(index + 2)..<(index + 6)], as: UTF8.self), radix: 16), value < 0x80 {
+                name.append(UInt8(value))
+                index += 6
+            } else {
+                name.append(escaped)
+                index += 2
+            }
+        }
+        return name
     }
 
     /// `url` with the values of secret query parameters replaced, for logs and dry runs.

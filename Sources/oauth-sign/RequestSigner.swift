@@ -172,6 +172,10 @@ final class RequestSigner: RecordHandler {
                 throw .input("unknown signature_method \"\(Self.text(name))\" (HMAC-SHA1, HMAC-SHA256, PLAINTEXT or RSA-SHA1)")
             }
         }
+        // RFC 5849 §3.4.4: the PLAINTEXT signature is the secrets themselves.
+        if signatureMethod == .plaintext && RawBytes.equal(url[parts.scheme], "http") {
+            throw .input("PLAINTEXT sends the secrets in the clear: it needs an https URL (RFC 5849 §3.4.4)")
+        }
 
         try readParameters(fields.params)
         let body = try Self.string(fields.body, "body")
@@ -424,6 +428,17 @@ final class RequestSigner: RecordHandler {
             }
             return start..<secrets.count
         }
+        if signatureMethod == .plaintext {
+            // The signature would show the stored secrets to whoever reads the
+            // output, or to the URL's host: only secrets the record itself gives
+            // may become a PLAINTEXT signature.
+            guard consumerSecret != nil else {
+                throw .input("PLAINTEXT makes the secrets the signature: the record must give consumer_secret itself")
+            }
+            if (token != nil || stored.accessToken != nil) && tokenSecret == nil {
+                throw .input("PLAINTEXT makes the secrets the signature: the record must give token_secret itself (a token is in use)")
+            }
+        }
         guard let key = keep(consumerKey, stored.consumerKey) else {
             throw RecordError(.auth, "no consumer key: give consumer_key, set TW_CONSUMER_KEY, or use a credentials profile")
         }
@@ -439,16 +454,18 @@ final class RequestSigner: RecordHandler {
     }
 
     /// The record's `private_key_file` (loaded once per path), else `--rsa-key`.
+    /// Whoever writes the records chooses that path, so the file is read only
+    /// when it is the user's own regular file that no one else can change.
     func rsaKey(_ file: JSONView?) throws(RecordError) -> RSAPrivateKey {
         if let pathBytes = try Self.string(file, "private_key_file") {
             let path = Self.text(pathBytes)
             if let cached = keys[path] { return cached }
             do {
-                let key = try RSAPrivateKey(path: path)
+                let key = try RSAPrivateKey(path: path, rules: [.ownedByUser, .notWritableByOthers])
                 keys[path] = key
                 return key
             } catch {
-                throw .input(error.message)
+                throw .input("private_key_file: " + error.message)
             }
         }
         guard let defaultKey else { throw .input("RSA-SHA1 needs a key: private_key_file or --rsa-key") }

@@ -20,7 +20,7 @@ let tool = ToolDescription(
     Credentials not in the record come from TW_CONSUMER_KEY, TW_CONSUMER_SECRET,
     TW_ACCESS_TOKEN, TW_ACCESS_TOKEN_SECRET or the credentials file.
     Exit status: 0 every record signed, 1 some record failed, 2 usage error,
-    3 configuration error, 141 output closed. See oauth-sign(1).
+    3 configuration error, 129/130/143 interrupted, 141 output closed. See oauth-sign(1).
     """,
     primaryField: nil)
 
@@ -39,7 +39,7 @@ let credentials = CredentialStore.load(arguments)
 var defaultKey: RSAPrivateKey?
 if let path = arguments.value("rsa-key") {
     do {
-        defaultKey = try RSAPrivateKey(path: path)
+        defaultKey = try RSAPrivateKey(path: path, rules: [.pipesAllowed])
     } catch {
         Diagnostics.configurationError("--rsa-key: \(error.message)")
     }

@@ -14,8 +14,11 @@ Sections:
   6. EPIPE
   7. credentials
   8. valgrind (nothing definitely lost)
+  9. attacks (issue 7): PLAINTEXT and private_key_file from records, secrets in raw, case-insensitive
+     secret keys, control characters on stderr, SIGINT/SIGTERM mid-input, stdin read errors, dot segments
 """
 import base64
+import fcntl
 import hashlib
 import hmac
 import http.server
@@ -24,6 +27,8 @@ import os
 import random
 import re
 import shutil
+import signal
+import ssl
 import subprocess
 import threading
 import time
@@ -32,6 +37,7 @@ import unicodedata
 import urllib.parse
 
 import pytest
+import toolenv  # Tests/conftest.py puts Tests/ on sys.path
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from oauthlib.oauth1.rfc5849 import signature as oasig
@@ -68,17 +74,7 @@ def expected_header(oauth_pairs, realm=None):
 
 
 def clean_env(home, **extra):
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
-    }
-    env.update({k: v for k, v in extra.items() if v is not None})
-    return env
+    return toolenv.clean_env(home, extra)
 
 
 def envelopes(stdout):
@@ -557,7 +553,8 @@ def gen_record(r, i, rsa_path):
     port = r.choice([None, None, None, 80, 443, 8080, 1, 65535])
     port_s = "" if port is None else ":%d" % port
     segments = ["".join(r.choice(RAW_PATH_BITS) for _ in range(r.randint(0, 4))) for _ in range(r.randint(1, 3))]
-    # no "." / ".." segments: whether dot segments are removed is not specified
+    # no "." / ".." segments: the tool removes them (RFC 3986 §5.2.4, issue 7 item 11) and oauthlib does
+    # not, so they are tested on their own in section 9
     path_raw = "".join("/" + (s + "x" if s in (".", "..") else s) for s in segments)
     query_pairs = []
     query_s = None
@@ -604,6 +601,12 @@ def gen_record(r, i, rsa_path):
 
     if sig_method != "HMAC-SHA1" or r.random() < 0.5:
         rec["signature_method"] = sig_method
+    if sig_method == "PLAINTEXT" and scheme == "http":
+        # PLAINTEXT is refused over http (issue 7 item 1): same record over https (no random draw, so
+        # every other generated record stays as it was)
+        scheme, scheme_in = "https", scheme_in + ("S" if scheme_in[-1].isupper() else "s")
+        url = scheme_in + "://" + host + port_s + path_raw + ("?" + query_s if query_s is not None else "") + frag
+        rec["url"] = url
     ck = rand_key(r) if r.random() < 0.5 else "ck%d" % i
     rec["consumer_key"] = ck
     cs = rand_key(r) if sig_method != "RSA-SHA1" or r.random() < 0.5 else None  # non-empty
@@ -613,6 +616,8 @@ def gen_record(r, i, rsa_path):
     if token is not None:
         rec["token"] = token
     ts_secret = rand_text(r) if r.random() < 0.7 else None
+    if sig_method == "PLAINTEXT" and token is not None and not ts_secret:
+        ts_secret = "ts-%d" % i  # PLAINTEXT with a token needs the record's own token_secret (issue 7 item 1)
     if ts_secret is not None:
         rec["token_secret"] = ts_secret
     if sig_method == "RSA-SHA1":
@@ -716,6 +721,10 @@ def test_differential_against_oauthlib_1200_generated_records_in_one_process(run
     assert {s.sig_method for s in specs} == set(SIG_METHODS)
     assert sum(1 for s in specs if isinstance(s.form_body, str)) > 50
     assert sum(1 for s in specs if s.form_body and not isinstance(s.form_body, str)) > 50
+    # PLAINTEXT only over https and with the record's own secrets (issue 7 item 1)
+    assert all(urllib.parse.urlsplit(rec["url"]).scheme.lower() == "https" and rec.get("consumer_secret")
+               and ("token" not in rec or rec.get("token_secret"))
+               for rec in recs if rec.get("signature_method") == "PLAINTEXT")
     p = run([], b"\n".join(data) + b"\n", timeout=60)
     outs = envelopes(p.stdout)
     assert len(outs) == N_DIFF
@@ -862,9 +871,11 @@ CREDS = {  # consumer key -> (consumer secret, token secret)
 class VerifyingServer:
     """HTTP/1.1 server on 127.0.0.1 that checks each request's OAuth signature with oauthlib."""
 
-    def __init__(self, rsa_pub):
+    def __init__(self, rsa_pub, tls=None):
+        """tls: (certificate file, key file) to serve HTTPS instead of HTTP."""
         self.log = []
         self.rsa_pub = rsa_pub
+        self.scheme = "https" if tls else "http"
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -876,7 +887,7 @@ class VerifyingServer:
             def _handle(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
-                entry = outer.verify(self.command, "http://127.0.0.1:%d%s" % (outer.port, self.path),
+                entry = outer.verify(self.command, "%s://127.0.0.1:%d%s" % (outer.scheme, outer.port, self.path),
                                      dict(self.headers.items()), body)
                 payload = b"verified\n" if entry["verified"] else b"bad signature\n"
                 self.send_response(200 if entry["verified"] else 401)
@@ -890,6 +901,10 @@ class VerifyingServer:
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.httpd.server_address[1]
+        if tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*tls)
+            self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def verify(self, method, uri, headers, body):
@@ -970,16 +985,13 @@ def test_curl_format_round_trip_every_request_arrives_and_verifies(bin_path, hom
              **hm, **n},
             {"method": "POST", "url": "HTTP://127.0.0.1:%d/upper" % srv.port, "params": {"rid": "sha256"},
              "signature_method": "HMAC-SHA256", **hm, **n},
-            {"method": "POST", "url": base + "/plain", "params": {"rid": "plaintext"},
-             "signature_method": "PLAINTEXT", "consumer_key": "ck-plain",
-             "consumer_secret": CREDS["ck-plain"][0], "token_secret": CREDS["ck-plain"][1], **n},
             {"method": "GET", "url": base + "/rsa", "params": {"rid": "rsa"}, "signature_method": "RSA-SHA1",
              "consumer_key": "ck-rsa", "private_key_file": rsa_key.pkcs8, **n},
             {"method": "PUT", "url": base + "/big?rid=big", "body": big, "content_type": "text/plain", **hm, **n},
             {"method": "OPTIONS", "url": base + "/opt", "params": {"rid": "options"}, **hm, **n},
         ]
         expected_rids = {"get", "post-form", "post-json", "put", "delete", "head", "unicode", "patch-charset",
-                         "sha256", "plaintext", "rsa", "big", "options"}
+                         "sha256", "rsa", "big", "options"}  # PLAINTEXT needs https: section 9
         env = curl_env(home)
         signer = subprocess.Popen([bin_path, "--format", "curl"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
@@ -1196,13 +1208,14 @@ BAD_INPUT_CASES = {
     "body_hash_with_params_form_body": _bad(method="POST", params={"a": "1"}, body_hash=True),
     "body_hash_with_plaintext": _bad(method="POST", body="{}", content_type="application/json",
                                      body_hash=True, signature_method="PLAINTEXT"),
+    # was an `auth` case; PLAINTEXT needs the record's own consumer_secret (issue 7 item 1)
+    "plaintext_without_consumer_secret_in_record": _bad(consumer_secret=_DEL, signature_method="PLAINTEXT"),
 }
 
 AUTH_CASES = {
     "no_consumer_key": _bad(consumer_key=_DEL),
     "no_consumer_secret_hmac": _bad(consumer_secret=_DEL),
     "no_consumer_secret_hmac_sha256": _bad(consumer_secret=_DEL, signature_method="HMAC-SHA256"),
-    "no_consumer_secret_plaintext": _bad(consumer_secret=_DEL, signature_method="PLAINTEXT"),
     "unknown_profile": _bad(profile="nope"),
 }
 
@@ -1282,7 +1295,7 @@ def test_raw_cut_inside_a_multibyte_character_ends_with_replacement_char(run):
 
 
 def test_line_longer_than_max_line_is_an_input_error_and_the_next_line_signs(run):
-    long_rec = dict(GOOD, pad="p" * 300)
+    long_rec = _bad(consumer_secret=_DEL, pad="p" * 300)  # no secret in raw: its redaction is section 9
     long_line = json.dumps(long_rec).encode()
     assert len(long_line) > 256
     short = {"method": "GET", "url": "https://h.example/", "consumer_key": "k", "consumer_secret": "s"}
@@ -1448,8 +1461,9 @@ PROFILES = {
 }
 ENV_CREDS = {"TW_CONSUMER_KEY": "env-ck", "TW_CONSUMER_SECRET": "env-cs", "TW_ACCESS_TOKEN": "env-at",
              "TW_ACCESS_TOKEN_SECRET": "env-ats"}
-BARE = {"method": "GET", "url": "https://h.example/", "signature_method": "PLAINTEXT", "nonce": "n",
-        "timestamp": 1}
+BARE = {"method": "GET", "url": "https://h.example/", "nonce": "n", "timestamp": 1}  # HMAC-SHA1
+# Secrets records in this section give themselves (the others come from PROFILES and ENV_CREDS).
+RECORD_GIVEN_SECRETS = ["rec cs&", "rec-ts", "x", "s"]
 
 
 def write_creds(path, mode=0o600, content=None):
@@ -1459,10 +1473,24 @@ def write_creds(path, mode=0o600, content=None):
     return path
 
 
+def _known_secrets():
+    found = set(RECORD_GIVEN_SECRETS) | {v for k, v in ENV_CREDS.items() if k.endswith("_SECRET")}
+    for prof in PROFILES["profiles"].values():
+        found |= {v for k, v in prof.get("twitter", {}).items() if k.endswith("_secret")}
+    return sorted(found)
+
+
 def used(out):
-    """(consumer key, token, PLAINTEXT signature = consumer secret & token secret) a record was signed with."""
-    o = out["result"]["oauth"]
-    return o["oauth_consumer_key"], o.get("oauth_token"), o["oauth_signature"]
+    """(consumer key, token, HMAC key = encoded consumer secret & encoded token secret) a record was signed
+    with; the key is found by trying every secret these tests configure (None when none verifies).
+    (PLAINTEXT showed the key directly, but it now refuses secrets the record does not carry: issue 7.)"""
+    res = out["result"]
+    o = res["oauth"]
+    assert o["oauth_signature_method"] == "HMAC-SHA1"
+    known = _known_secrets()
+    key = next((k for k in (pct(cs) + "&" + pct(ts) for cs in known for ts in known + [""])
+                if hmac_b64(k, res["base_string"]) == res["signature"]), None)
+    return o["oauth_consumer_key"], o.get("oauth_token"), key
 
 
 def default_creds_path(home):
@@ -1598,3 +1626,627 @@ def test_valgrind_finds_nothing_definitely_lost_over_1000_records(bin_path, home
     assert m is None or m.group(1) == "0", log[-4000:]
     assert "ERROR SUMMARY: 0 errors" in log, log[-4000:]
     assert len(p.stdout.decode().splitlines()) == len(lines)
+
+
+# --------------------------------------------------------------------------------------
+# 9. attacks (issue 7)
+# --------------------------------------------------------------------------------------
+# Whoever writes the records must not get the user's secrets, forge diagnostics, or keep the
+# tool from stopping. Each test names the item of issue 7 it pins.
+
+# Configured secrets. Each starts with a marker of unreserved characters that survives every encoding
+# the tool could apply (percent-encoding, twice, JSON), so looking for the marker finds any form.
+PT_ENV = {"TW_CONSUMER_KEY": "env-ck-9", "TW_CONSUMER_SECRET": "EnvCS-Q1x/+= &",
+          "TW_ACCESS_TOKEN": "env-at-9", "TW_ACCESS_TOKEN_SECRET": "EnvTS-Q2x&%\""}
+PT_FILE = {"default": "work",
+           "profiles": {"work": {"twitter": {"consumer_key": "file-ck-9", "consumer_secret": "FileCS-Q3x/+= &",
+                                             "access_token": "file-at-9",
+                                             "access_token_secret": "FileTS-Q4x&%\""}}}}
+CONFIGURED_SECRET_MARKS = [b"EnvCS-Q1x", b"EnvTS-Q2x", b"FileCS-Q3x", b"FileTS-Q4x"]
+
+
+def assert_no_configured_secret(*outputs):
+    for out in outputs:
+        for mark in CONFIGURED_SECRET_MARKS:
+            assert mark not in out, (mark, out[:3000])
+
+
+def words_in(message, words):
+    low = message.lower()
+    return all(w.lower() in low for w in words)
+
+
+# ---- item 1: PLAINTEXT signs only with the record's own secrets, and only over https ----------------
+
+PT = {"method": "GET", "url": "https://h.example/p", "signature_method": "PLAINTEXT", "nonce": "n", "timestamp": 1}
+ATTACK = {"method": "GET", "url": "http://attacker.example/c", "signature_method": "PLAINTEXT"}  # issue 7, verbatim
+REC_CS, REC_TS = "rec cs/1", "rec ts&2"
+# (record, words its input error message must contain; None: the record signs, with REC_CS & REC_TS).
+# Every record runs with a token configured (env or profile), so a token is always in use.
+PLAINTEXT_CASES = [
+    (ATTACK, "attack"),  # http and no secret at all: either reason may be given
+    (PT, ["plaintext", "consumer_secret"]),
+    (dict(PT, consumer_secret=REC_CS), ["plaintext", "token_secret"]),  # the token is the configured one
+    (dict(PT, consumer_secret=REC_CS, token="rec-tok"), ["plaintext", "token_secret"]),
+    (dict(PT, token_secret=REC_TS), ["plaintext", "consumer_secret"]),
+    (dict(PT, url="http://h.example/p", consumer_secret=REC_CS, token_secret=REC_TS), ["https"]),
+    (dict(PT, method="POST", url="HTTP://h.example:443/p", params={"a": "b"}, consumer_secret=REC_CS,
+          token="rec-tok", token_secret=REC_TS), ["https"]),
+    (dict(PT, consumer_secret=REC_CS, token_secret=REC_TS), None),  # configured token, record's secrets
+    (dict(PT, consumer_secret=REC_CS, token="rec-tok", token_secret=REC_TS), None),
+]
+PT_REFUSED = [i + 1 for i, (_, w) in enumerate(PLAINTEXT_CASES) if w is not None]
+PT_SIGNED = [i + 1 for i, (_, w) in enumerate(PLAINTEXT_CASES) if w is None]
+
+
+def _plaintext_message_ok(message, words):
+    if words == "attack":
+        return words_in(message, ["https"]) or words_in(message, ["plaintext", "consumer_secret"])
+    return words_in(message, words)
+
+
+@pytest.mark.parametrize("source", ["env", "record_profile", "default_profile"])
+@pytest.mark.parametrize("fmt", ["json", "header", "curl"])
+def test_plaintext_signs_only_with_the_records_own_secrets_and_only_over_https(run, home, fmt, source):
+    """Item 1: PLAINTEXT puts the secrets in the signature, so the configured ones (env, profile) are
+    never used for it, and http is refused always; nothing configured reaches stdout or stderr."""
+    env = {}
+    records = [rec for rec, _ in PLAINTEXT_CASES]
+    if source == "env":
+        env = PT_ENV
+        ck, configured_token = "env-ck-9", "env-at-9"
+    else:
+        write_creds(default_creds_path(home), content=json.dumps(PT_FILE))
+        ck, configured_token = "file-ck-9", "file-at-9"
+        if source == "record_profile":
+            records = [dict(rec, profile="work") for rec in records]
+    p = run(["--format", fmt], jl(*records), env=env)
+    assert_no_configured_secret(p.stdout, p.stderr)
+    assert p.returncode == 1, (p.returncode, p.stdout[:2000], p.stderr)
+    signature = pct(REC_CS) + "&" + pct(REC_TS)
+    if fmt == "json":
+        assert p.stderr == b""
+        outs = envelopes(p.stdout)
+        assert [o["line"] for o in outs] == list(range(1, len(records) + 1))
+        for o, (rec, words) in zip(outs, PLAINTEXT_CASES):
+            if words is None:
+                assert o["ok"] is True, o
+                assert o["result"]["signature"] == signature
+                assert o["result"]["oauth"]["oauth_consumer_key"] == ck
+                assert o["result"]["oauth"]["oauth_token"] == rec.get("token", configured_token)
+            else:
+                assert o["ok"] is False and o["error"]["kind"] == "input", o
+                assert _plaintext_message_ok(o["error"]["message"], words), (rec, o["error"]["message"])
+        return
+    # header and curl: a refused record writes nothing on stdout and one line on stderr
+    errs = p.stderr.decode("utf-8").split("\n")
+    assert errs[-1] == "" and len(errs) - 1 == len(PT_REFUSED), p.stderr
+    for line_no, err in zip(PT_REFUSED, errs):
+        m = re.fullmatch(r"oauth-sign: line (\d+): input: (.+)", err)
+        assert m and int(m.group(1)) == line_no, err
+        assert _plaintext_message_ok(m.group(2), PLAINTEXT_CASES[line_no - 1][1]), err
+    out = p.stdout.decode("utf-8")
+    assert "attacker.example" not in out and "http://" not in out.lower()
+    if fmt == "header":
+        lines = out.split("\n")
+        assert lines[-1] == "" and len(lines) - 1 == len(PT_SIGNED), out
+        for line in lines[:-1]:
+            assert line.startswith("Authorization: OAuth ") and 'oauth_signature="%s"' % pct(signature) in line
+    else:
+        blocks = parse_curl_config(out)
+        assert [b[0] for b in blocks] == [("#", "# line %d" % n) for n in PT_SIGNED], out
+
+
+def test_plaintext_attack_from_the_issue_gives_no_signature_to_an_http_url(run):
+    """Item 1, the reported attack: env secrets, a PLAINTEXT record for http://attacker.example."""
+    for fmt in ("json", "header", "curl"):
+        p = run(["--format", fmt], jl(ATTACK), env=PT_ENV)
+        assert_no_configured_secret(p.stdout, p.stderr)
+        assert p.returncode == 1, (fmt, p.stdout, p.stderr)
+        if fmt == "json":
+            [o] = envelopes(p.stdout)
+            assert o["ok"] is False and o["error"]["kind"] == "input" and "result" not in o
+            assert words_in(o["error"]["message"], ["plaintext"]) or words_in(o["error"]["message"], ["https"])
+        else:
+            assert p.stdout == b""
+            assert re.fullmatch(rb"oauth-sign: line 1: input: [^\n]+\n", p.stderr), p.stderr
+
+
+# ---- item 1: private_key_file from a record ------------------------------------------------------
+
+RSA_REC = {"method": "GET", "url": "https://h.example/k", "signature_method": "RSA-SHA1", "consumer_key": "ck",
+           "nonce": "n", "timestamp": 1, "version": None}
+
+
+def _rsa_run(run, rsa_key, key_files, timeout=10):
+    """Signs one RSA-SHA1 record per key file; returns [(path, envelope)]. A hang fails the test."""
+    records = [dict(RSA_REC, private_key_file=str(f)) for f in key_files]
+    try:
+        p = run([], jl(*records), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail("oauth-sign blocked on a private_key_file (still running after %ds)" % timeout)
+    outs = envelopes(p.stdout)
+    assert [o["line"] for o in outs] == list(range(1, len(records) + 1)), p.stdout
+    return list(zip(key_files, outs))
+
+
+def _assert_refused(path, out):
+    assert out["ok"] is False and out["error"]["kind"] == "input", (path, out)
+    assert "private_key_file" in out["error"]["message"], (path, out["error"]["message"])
+
+
+def _assert_signed(rsa_key, path, out):
+    assert out["ok"] is True, (path, out)
+    base = out["result"]["base_string"]
+    rsa_key.key.public_key().verify(base64.b64decode(out["result"]["signature"]), base.encode(),
+                                    padding.PKCS1v15(), hashes.SHA1())
+
+
+def _key_copy(rsa_key, path, mode):
+    path.write_text(rsa_key.pem)
+    os.chmod(path, mode)
+    return path
+
+
+def test_record_private_key_file_that_is_a_fifo_is_an_input_error_not_a_hang(run, rsa_key, tmp_path):
+    """Items 1 and 4: opening a FIFO with no writer blocks forever; the tool must not block."""
+    fifo = tmp_path / "key.fifo"
+    os.mkfifo(fifo)
+    # 5 s: only a tool that blocks on the FIFO gets near it
+    (f1, o1), (f2, o2) = _rsa_run(run, rsa_key, [fifo, rsa_key.pkcs8], timeout=5)
+    _assert_refused(f1, o1)
+    _assert_signed(rsa_key, f2, o2)  # the next record in the same run still signs
+
+
+def test_record_private_key_file_that_is_not_a_regular_file_is_an_input_error(run, rsa_key, tmp_path):
+    """Item 1: a directory or a character device is refused, naming private_key_file."""
+    files = [tmp_path, "/dev/zero", "/dev/null", "/dev/urandom", rsa_key.pkcs8]
+    outs = _rsa_run(run, rsa_key, files)
+    for path, out in outs[:-1]:
+        _assert_refused(path, out)
+    _assert_signed(rsa_key, *outs[-1])
+
+
+def test_record_private_key_file_writable_by_group_or_others_is_an_input_error(run, rsa_key, tmp_path):
+    """Item 1: a key file that others can write is refused; the user's own 600/644/400 files and a symlink
+    to one of them still sign (a symlink to a refused file is refused: the file is what is checked)."""
+    refused = [_key_copy(rsa_key, tmp_path / ("k%o.pem" % m), m) for m in (0o666, 0o620, 0o602, 0o660, 0o622)]
+    bad_link = tmp_path / "link-to-666.pem"
+    bad_link.symlink_to(refused[0])
+    fine = [_key_copy(rsa_key, tmp_path / ("k%o.pem" % m), m) for m in (0o600, 0o644, 0o400)]
+    good_link = tmp_path / "link-to-600.pem"
+    good_link.symlink_to(fine[0])
+    outs = _rsa_run(run, rsa_key, fine + [good_link] + refused + [bad_link])
+    for path, out in outs[:len(fine) + 1]:
+        _assert_signed(rsa_key, path, out)
+    for path, out in outs[len(fine) + 1:]:
+        _assert_refused(path, out)
+
+
+def test_record_private_key_file_owned_by_another_user_is_an_input_error(run, rsa_key, tmp_path):
+    """Item 1: a key file not owned by the user running the tool is refused, also through a symlink."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a file to another owner (uid 65534)")
+    other = _key_copy(rsa_key, tmp_path / "other.pem", 0o600)
+    os.chown(other, 65534, 65534)
+    link = tmp_path / "link-to-other.pem"
+    link.symlink_to(other)
+    mine = _key_copy(rsa_key, tmp_path / "mine.pem", 0o600)
+    outs = _rsa_run(run, rsa_key, [other, link, mine])
+    _assert_refused(*outs[0])
+    _assert_refused(*outs[1])
+    _assert_signed(rsa_key, *outs[2])
+
+
+# ---- item 2: `raw` of an unparsable line holds no secret ------------------------------------------
+
+def _raw_of(run, line, args=()):
+    p = run(list(args), line + b"\n" + jl(GOOD))
+    outs = envelopes(p.stdout)
+    assert len(outs) == 2 and outs[1]["ok"] is True, p.stdout
+    out = outs[0]
+    assert out["ok"] is False and out["error"]["kind"] == "input" and out["input"] is None, out
+    assert b"S3CR3T" not in p.stderr
+    return out["raw"], p.stdout
+
+
+def test_raw_of_invalid_json_redacts_the_secret_and_keeps_the_rest(run):
+    """Item 2, the issue's example (trailing comma)."""
+    raw, stdout = _raw_of(run, b'{"url":"https://keep.example/","consumer_secret":"S3CR3T",}')
+    assert b"S3CR3T" not in stdout
+    assert '"consumer_secret":"[redacted]"' in raw and '"url":"https://keep.example/"' in raw, raw
+
+
+def test_raw_of_invalid_utf8_line_redacts_the_secret(run):
+    """Item 2: a line that is not UTF-8 is echoed with U+FFFD, and still without its secret."""
+    raw, stdout = _raw_of(run, b'{"method":"GET","url":"https://keep.example/\xff","token_secret":"S3CR3T"}')
+    assert b"S3CR3T" not in stdout
+    assert '"token_secret":"[redacted]"' in raw and "https://keep.example/\ufffd" in raw, raw
+
+
+def test_raw_of_a_line_over_max_line_redacts_the_secret(run):
+    """Item 2: a line over --max-line is cut to 256 bytes for raw, and its secret redacted."""
+    line = b'{"access_token":"S3CR3T","url":"https://keep.example/","pad":"' + b"p" * 300 + b'"}'
+    assert len(line) > 256
+    raw, stdout = _raw_of(run, line, ["--max-line", "200"])  # the next record (GOOD) is under 200 bytes
+    assert b"S3CR3T" not in stdout
+    assert '"access_token":"[redacted]"' in raw and '"url":"https://keep.example/"' in raw, raw
+
+
+@pytest.mark.parametrize("why", ["invalid_json", "over_max_line"])
+def test_raw_cut_inside_a_secret_value_shows_none_of_it(run, why):
+    """Item 2: the 256-byte cut can fall inside a secret's string (unterminated in raw): its start must
+    not show."""
+    head = b'{"url":"https://keep.example/","pad":"'
+    key = b'","token_secret":"'
+    pad = b"p" * (240 - len(head) - len(key))  # the secret starts at byte 240, 16 bytes before the cut
+    line = head + pad + key + b"Q7LEAKQ7LEAK" * 5 + (b'",}' if why == "invalid_json" else b'"}')
+    assert line.index(b"Q7LEAK") == 240 and len(line) > 256
+    raw, stdout = _raw_of(run, line, ["--max-line", "200"] if why == "over_max_line" else [])
+    for piece in (b"Q7LE", b"LEAK"):
+        assert piece not in stdout, raw
+    assert '"url":"https://keep.example/"' in raw and "ppppp" in raw, raw
+
+
+RAW_SECRET_LINES = [  # each line under 256 bytes, each unparsable (trailing comma); 12 secret values
+    b'{"Consumer_Secret":"S3CR3T-1","TOKEN_SECRET":"S3CR3T-2","Access_Token":"S3CR3T-3","nonce":"KEEP-1",}',
+    b'{"bearer_token":"S3CR3T-4","app_secret":"S3CR3T-5","password":"S3CR3T-6","PassWord":"S3CR3T-7",}',
+    b'{"x":{"client_secret" : "S3CR3T-8","Refresh_Token":\t"S3CR3T-9"},"token":"KEEP-2",}',
+    b'{"consumer_secret":"S3CR3T-10\\"S3CR3T-11\\\\","access_token_secret":"S3CR3T-12","method":"KEEP-3",}',
+    b'{"pagination_token":"KEEP-4","next_token":"KEEP-5","Previous_Token":"KEEP-6","my_token":"S3CR3T-13",}',
+]
+
+
+def test_raw_redacts_every_secret_bearing_key_case_insensitively_and_keeps_the_others(run):
+    """Item 2 (+ item 3 for raw): secret-bearing keys at any depth, any case, with spaces around the
+    colon, and a value with escaped quotes; pagination/next/previous tokens and plain `token` kept."""
+    for line in RAW_SECRET_LINES:
+        assert len(line) < 256
+    p = run([], jl(*RAW_SECRET_LINES))
+    outs = envelopes(p.stdout)
+    assert len(outs) == len(RAW_SECRET_LINES) and all(o["input"] is None for o in outs), p.stdout
+    assert b"S3CR3T" not in p.stdout and b"S3CR3T" not in p.stderr, p.stdout
+    raws = "\n".join(o["raw"] for o in outs)
+    assert raws.count(REDACTED) == 12, raws  # S3CR3T-10 and -11 are one value
+    for keep in ("KEEP-1", "KEEP-2", "KEEP-3", '"pagination_token":"KEEP-4"', '"next_token":"KEEP-5"',
+                 '"Previous_Token":"KEEP-6"'):
+        assert keep in raws, (keep, raws)
+
+
+# ---- item 3: case-insensitive secret keys; no raw control characters on stderr -------------------
+
+def test_secret_keys_are_redacted_in_input_whatever_their_case(run):
+    """Item 3: the issue's record, echoed in `input` with its secrets redacted."""
+    rec = {"method": "GET", "url": "https://a.example/", "Consumer_Secret": "S3CR3T", "TOKEN_SECRET": "S3CR3T2",
+           "Access_Token": "S3CR3T3"}
+    nested = dict(GOOD, extra={"Client_SECRET": "S3CR3T4", "Refresh_Token": "S3CR3T5", "Pagination_Token": "PAGE"})
+    for fmt in ("json", "header", "curl"):
+        p = run(["--format", fmt], jl(rec, nested), env=PT_ENV)
+        assert b"S3CR3T" not in p.stdout and b"S3CR3T" not in p.stderr, (fmt, p.stdout, p.stderr)
+        assert_no_configured_secret(p.stdout, p.stderr)
+    p = run([], jl(rec, nested), env=PT_ENV)
+    a, b = envelopes(p.stdout)
+    assert a["input"] == {"method": "GET", "url": "https://a.example/", "Consumer_Secret": REDACTED,
+                          "TOKEN_SECRET": REDACTED, "Access_Token": REDACTED}
+    assert b["input"]["extra"] == {"Client_SECRET": REDACTED, "Refresh_Token": REDACTED, "Pagination_Token": "PAGE"}
+
+
+CONTROL_CHARS = {"LF": "\n", "CR": "\r", "ESC": "\x1b[2J", "NUL": "\x00", "TAB": "\t", "DEL": "\x7f",
+                 "NEL": "\x85", "CSI": "\x9b"}
+
+
+@pytest.mark.parametrize("field", ["signature_method", "private_key_file"])
+@pytest.mark.parametrize("name", list(CONTROL_CHARS))
+def test_control_characters_of_a_record_are_escaped_in_diagnostics(run, name, field):
+    """Item 3: a record's value quoted in a stderr message (here with --format header) cannot forge a
+    line or reach the terminal raw: one stderr line for the record, the control character escaped."""
+    value = "X" + CONTROL_CHARS[name] + "line 99: input: fake"
+    bad = dict(GOOD, signature_method=value) if field == "signature_method" else \
+        dict(GOOD, signature_method="RSA-SHA1", private_key_file="/nonexistent/" + value)
+    p = run(["--format", "header"], jl(GOOD, bad, GOOD))
+    assert p.returncode == 1
+    assert len(p.stdout.decode().splitlines()) == 2
+    err = p.stderr.decode("utf-8")
+    assert err.endswith("\n") and err.count("\n") == 1, err          # exactly one line, for line 2
+    assert err.startswith("oauth-sign: line 2: input: "), err
+    assert not re.search(r"(^|[\r\n])(oauth-sign: )?line 99", err), err
+    for ch in CONTROL_CHARS[name]:
+        if unicodedata.category(ch) == "Cc":
+            assert ch not in err[:-1], (ch, err)
+    if field == "signature_method":  # the value is still shown, escaped
+        assert "line 99: input: fake" in err, err
+        if name == "LF":
+            assert "X\\nline 99" in err, err
+
+
+# ---- item 4: SIGINT / SIGTERM while input keeps coming ---------------------------------------------
+
+# 400,000 HMAC records with the secrets from env: eight params each for the file, so that a full run takes
+# seconds (about 4 s measured on the unfixed tool, stdout to a file); small ones for the pipe, so that the
+# writer keeps ahead of the tool and stdin never runs dry (the unfixed tool looks at signals only when
+# it is about to wait for input).
+N_SIGNAL = 400_000
+SIGNAL_REC = {"method": "GET", "url": "https://h.example/p", "params": {"p%d" % i: "v %d" % i for i in range(8)},
+              "nonce": "n", "timestamp": 1}
+SMALL_REC = {"method": "GET", "url": "https://h.example/p", "nonce": "n", "timestamp": 1}
+
+
+@pytest.fixture(scope="module")
+def signal_input(tmp_path_factory):
+    p = tmp_path_factory.mktemp("signal") / "many.jsonl"
+    p.write_bytes((json.dumps(SIGNAL_REC) + "\n").encode() * N_SIGNAL)
+    return p
+
+
+class EnvelopeReader(threading.Thread):
+    """Checks envelopes as they arrive, keeping none (a run to the end writes hundreds of MB): each is a
+    whole line, `line` numbers go 1, 2, 3 ... without a gap, each ok or cancelled. Cheap checks on the
+    ok ones (the reader must not slow the tool much), full JSON parse of the others and of the last."""
+
+    OK = re.compile(rb'\{"ok":true,"line":(\d+),"input":\{.*\}\}\Z')
+
+    def __init__(self, stream):
+        super().__init__(daemon=True)
+        self.fd = stream.fileno()
+        self.count = 0
+        self.problems = []
+        self.last = None
+        self.tail = b""
+
+    def run(self):
+        buf = b""
+        while True:
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                break
+            buf += chunk
+            *lines, buf = buf.split(b"\n")
+            for line in lines:
+                self.check(line)
+        self.tail = buf
+        if self.last is not None:
+            try:
+                json.loads(self.last)
+            except ValueError:
+                self.problems.append(("last line not JSON", self.count, self.last[:200]))
+
+    def check(self, line):
+        self.count += 1
+        self.last = line
+        if len(self.problems) > 5:
+            return
+        m = self.OK.match(line)
+        if m:
+            if int(m.group(1)) != self.count:
+                self.problems.append(("line number", self.count, int(m.group(1))))
+            return
+        try:
+            e = json.loads(line)
+        except ValueError:
+            self.problems.append(("not a JSON line", self.count, line[:200]))
+            return
+        if e.get("line") != self.count:
+            self.problems.append(("line number", self.count, e.get("line")))
+        if e.get("ok") is not False or (e.get("error") or {}).get("kind") != "cancelled":
+            self.problems.append(("neither ok nor cancelled", self.count, line[:300]))
+
+
+def _interrupt(p, signum, reader, err_path):
+    """Sends signum 0.5 s into the run; returns (exit status, stderr). The requirement is 100 ms; the 2 s
+    bound only catches a tool that ignores the signal and runs on (the unfixed one runs to the end of the
+    file, or forever on an endless pipe), not a slow machine."""
+    time.sleep(0.5)
+    assert p.poll() is None, "finished before the signal: the input is too small for this machine"
+    p.send_signal(signum)
+    try:
+        rc = p.wait(timeout=2.0)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        reader.join(timeout=10)
+        pytest.fail("still running 2 s after the signal (%d envelopes so far)" % reader.count)
+    reader.join(timeout=10)
+    assert not reader.is_alive()
+    err = err_path.read_bytes()
+    assert_no_configured_secret(err)
+    return rc, err
+
+
+@pytest.mark.parametrize("signum,status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+def test_signal_ends_a_run_reading_a_big_file_promptly_with_every_record_read_answered(
+        bin_path, home, signal_input, tmp_path, signum, status):
+    """Item 4: `oauth-sign < FILE` stops between records on SIGINT/SIGTERM, exit 130/143."""
+    err_path = tmp_path / "stderr"
+    with open(signal_input, "rb") as fin, open(err_path, "wb") as ferr:
+        p = subprocess.Popen([bin_path], stdin=fin, stdout=subprocess.PIPE, stderr=ferr,
+                             env=clean_env(home, **PT_ENV))
+    reader = EnvelopeReader(p.stdout)
+    reader.start()
+    try:
+        rc, err = _interrupt(p, signum, reader, err_path)
+    finally:
+        p.stdout.close()
+    assert rc == status, (rc, err)
+    assert reader.problems == [] and reader.tail == b"", (reader.problems, reader.tail[:200])
+    assert 0 < reader.count < N_SIGNAL, reader.count
+
+
+@pytest.mark.parametrize("signum,status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+def test_signal_ends_a_run_on_an_endless_pipe_promptly_with_every_record_read_answered(
+        bin_path, home, tmp_path, signum, status):
+    """Item 4: stdin a pipe that a writer keeps full (never EOF): the signal still ends the run."""
+    err_path = tmp_path / "stderr"
+    with open(err_path, "wb") as ferr:
+        p = subprocess.Popen([bin_path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=ferr,
+                             env=clean_env(home, **PT_ENV), bufsize=0)
+    try:  # a bigger pipe keeps input ready even when the writer is not scheduled for a while
+        fcntl.fcntl(p.stdin.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+    except OSError:
+        pass
+    chunk = (json.dumps(SMALL_REC) + "\n").encode() * 10_000
+    stop = threading.Event()
+
+    def feed():
+        while not stop.is_set():
+            try:
+                p.stdin.write(chunk)
+            except (OSError, ValueError):  # the tool is gone
+                return
+
+    writer = threading.Thread(target=feed, daemon=True)
+    reader = EnvelopeReader(p.stdout)
+    writer.start()
+    reader.start()
+    try:
+        rc, err = _interrupt(p, signum, reader, err_path)
+    finally:
+        stop.set()
+        for f in (p.stdin, p.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+        writer.join(timeout=5)
+    assert rc == status, (rc, err)
+    assert reader.problems == [] and reader.tail == b"", (reader.problems, reader.tail[:200])
+    assert reader.count > 0
+
+
+# ---- item 7: a stdin read error is a failure ---------------------------------------------------------
+
+def test_stdin_read_error_exits_1_with_a_message_on_stderr(bin_path, home, tmp_path):
+    """Item 7: `oauth-sign < DIRECTORY`: read(2) fails with EISDIR."""
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        p = subprocess.run([bin_path], stdin=fd, capture_output=True, env=clean_env(home), timeout=30)
+    finally:
+        os.close(fd)
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert p.stdout == b""
+    assert p.stderr.startswith(b"oauth-sign: ") and b"standard input" in p.stderr, p.stderr
+
+
+# ---- item 11: dot segments ----------------------------------------------------------------------------
+
+DOT_CASES = [  # url -> URL signed and to request (the base string URI is that without its query)
+    ("https://h.example/a/.../..b/.c/c./%2e1/x", "https://h.example/a/.../..b/.c/c./%2e1/x"),  # no dot segment
+    ("https://api.x.com/a/./b/../c?x=1", "https://api.x.com/a/c?x=1"),
+    ("https://h.example/..", "https://h.example/"),
+    ("https://h.example/a/b/..", "https://h.example/a/"),
+    ("https://h.example/a/b/../../../c", "https://h.example/c"),
+    ("https://h.example/./a/.", "https://h.example/a/"),
+    ("https://h.example/a/./b?p=./../x&q=/../#f/../", "https://h.example/a/b?p=./../x&q=/../"),
+    ("https://h.example:8443/a/../b/", "https://h.example:8443/b/"),
+]
+
+
+def test_dot_segments_are_removed_before_signing(run):
+    """Item 11: RFC 3986 §5.2.4, as curl/libcurl does it before sending; the query is left alone."""
+    n = {"consumer_key": "ck", "consumer_secret": "cs", "nonce": "n", "timestamp": 1, "version": None}
+    p = run([], jl(*({"method": "GET", "url": url, **n} for url, _ in DOT_CASES)))
+    outs = envelopes(p.stdout)
+    assert len(outs) == len(DOT_CASES)
+    for (url, want), out in zip(DOT_CASES, outs):
+        assert out["ok"] is True, (url, out)
+        res = out["result"]
+        assert res["url"] == want, (url, res["url"])
+        parts = urllib.parse.urlsplit(want)
+        pairs = oasig.collect_parameters(uri_query=parts.query) + [
+            ("oauth_consumer_key", "ck"), ("oauth_nonce", "n"), ("oauth_signature_method", "HMAC-SHA1"),
+            ("oauth_timestamp", "1")]
+        base, sig = _lower_level_expected("GET", want.split("?")[0], pairs, "cs", "")
+        assert res["base_string"] == base, (url, res["base_string"])
+        assert res["signature"] == sig
+
+
+def test_percent_encoded_dot_segment_is_an_input_error(run):
+    """Item 11: a segment that decodes to "." or ".." cannot be normalised safely (servers and libcurl
+    disagree on it), so it is refused, and the next record still signs."""
+    urls = ["https://h.example/a/%2e/b", "https://h.example/a/%2E/b", "https://h.example/a/%2e%2e/b",
+            "https://h.example/a/%2E%2e/b", "https://h.example/a/.%2E/b", "https://h.example/a/%2e./b",
+            "https://h.example/%2E%2E", "https://h.example/a/%2e?x=1"]
+    recs = [dict(GOOD, url=u) for u in urls] + [GOOD]
+    p = run([], jl(*recs))
+    assert p.returncode == 1
+    outs = envelopes(p.stdout)
+    assert len(outs) == len(recs)
+    for url, out in zip(urls, outs):
+        assert out["ok"] is False and out["error"]["kind"] == "input", (url, out)
+    assert outs[-1]["ok"] is True
+
+
+def test_curl_format_round_trip_with_dot_segments_verifies(bin_path, home, rsa_key):
+    """Item 11: curl removes dot segments before sending, so what was signed must be the same URL."""
+    with VerifyingServer(rsa_key.pub) as srv:
+        base = "http://127.0.0.1:%d" % srv.port
+        hm = {"consumer_key": "ck-rt", "consumer_secret": CREDS["ck-rt"][0], "token": "tok",
+              "token_secret": CREDS["ck-rt"][1]}
+        recs = [{"method": "GET", "url": base + "/a/./b/../c?rid=dots-get&x=./y/../z", **hm},
+                {"method": "POST", "url": base + "/p/q/../r/./", "params": {"rid": "dots-post"}, **hm}]
+        cfg = subprocess.run([bin_path, "--format", "curl"], input=jl(*recs), capture_output=True,
+                             env=curl_env(home), timeout=30)
+        c = subprocess.run(["curl", "-q", "-sS", "--max-time", "10", "-K", "-", "-o", "/dev/null"],
+                           input=cfg.stdout, capture_output=True, env=curl_env(home), timeout=40)
+    assert cfg.returncode == 0 and cfg.stderr == b"", cfg.stderr
+    assert c.returncode == 0, c.stderr
+    got = {dict(e.get("params") or []).get("rid"): e for e in srv.log}
+    assert set(got) == {"dots-get", "dots-post"}, srv.log
+    assert urllib.parse.urlsplit(got["dots-get"]["uri"]).path == "/a/c"
+    assert dict(got["dots-get"]["params"])["x"] == "./y/../z"
+    assert urllib.parse.urlsplit(got["dots-post"]["uri"]).path == "/p/r/"
+    bad = [(rid, e["uri"], e["why"]) for rid, e in got.items() if not e["verified"]]
+    assert not bad, bad
+
+
+# ---- item 1 through curl: PLAINTEXT round trip over https (moved here from section 3) ----------------
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory):
+    """A self-signed certificate for 127.0.0.1: (cert file, key file)."""
+    import datetime
+    import ipaddress
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=2))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    d = tmp_path_factory.mktemp("tls")
+    cert_path, key_path = d / "cert.pem", d / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return str(cert_path), str(key_path)
+
+
+def test_curl_format_round_trip_plaintext_over_https_verifies_and_over_http_is_refused(bin_path, home, rsa_key,
+                                                                                       tls_files):
+    """Item 1: PLAINTEXT with the record's own secrets goes through curl over https and verifies; the same
+    record for an http URL gets no block, only its stderr line."""
+    with VerifyingServer(rsa_key.pub, tls=tls_files) as srv:
+        plain = {"signature_method": "PLAINTEXT", "consumer_key": "ck-plain", "consumer_secret": CREDS["ck-plain"][0],
+                 "token_secret": CREDS["ck-plain"][1], "nonce": "nonce1", "timestamp": int(time.time())}
+        recs = [{"method": "POST", "url": "https://127.0.0.1:%d/plain" % srv.port, "params": {"rid": "plaintext"},
+                 **plain},
+                {"method": "POST", "url": "http://127.0.0.1:%d/plain" % srv.port, "params": {"rid": "over-http"},
+                 **plain},
+                {"method": "GET", "url": "https://127.0.0.1:%d/hmac" % srv.port, "params": {"rid": "hmac"},
+                 "consumer_key": "ck-rt", "consumer_secret": CREDS["ck-rt"][0], "token_secret": CREDS["ck-rt"][1]}]
+        env = dict(curl_env(home), CURL_CA_BUNDLE=tls_files[0])
+        cfg = subprocess.run([bin_path, "--format", "curl"], input=jl(*recs), capture_output=True, env=env,
+                             timeout=30)
+        c = subprocess.run(["curl", "-q", "-sS", "--max-time", "10", "-K", "-", "-o", "/dev/null"],
+                           input=cfg.stdout, capture_output=True, env=env, timeout=40)
+    assert cfg.returncode == 1, (cfg.stdout, cfg.stderr)
+    assert re.fullmatch(rb"oauth-sign: line 2: input: [^\n]*https[^\n]*\n", cfg.stderr, re.I), cfg.stderr
+    assert c.returncode == 0, c.stderr
+    got = {dict(e.get("params") or []).get("rid"): e for e in srv.log}
+    assert set(got) == {"plaintext", "hmac"}, [(e["uri"], e["why"]) for e in srv.log]
+    bad = [(rid, e["uri"], e["why"]) for rid, e in got.items() if not e["verified"]]
+    assert not bad, bad
