@@ -1,15 +1,32 @@
+import Glibc
+
 /// The base URL of an API: `--api-base`, else its environment variable, else the real host.
 public enum APIBase {
-    /// The base without a trailing `/`; a usage error (exit 2) when it is not an http(s) URL.
-    public static func resolve(option: String?, environment: String?, fallback: String) -> String {
-        var base = option ?? environment.flatMap { $0.isEmpty ? nil : $0 } ?? fallback
+    /// The base without a trailing `/`. A usage error (exit 2) unless it is an
+    /// absolute `http(s)://host[:port][/path]` URL of printable ASCII, without
+    /// user information, query or fragment: every request of the run starts
+    /// with it, so nothing in it may change what a request means.
+    public static func resolve(option: String?, environmentVariable: String, fallback: String) -> String {
+        let fromEnvironment = getenv(environmentVariable).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+        let source = option != nil ? "--api-base" : fromEnvironment != nil ? environmentVariable : "the default API base"
+        var base = option ?? fromEnvironment ?? fallback
+        if let problem = problem(base) { Diagnostics.usageError("\(source): \(problem): \(base)") }
         while base.hasSuffix("/") { base.removeLast() }
-        do {
-            let url = try RequestURL(base)
-            guard url.query == nil else { Diagnostics.usageError("--api-base must not have a query: \(base)") }
-        } catch {
-            Diagnostics.usageError("--api-base: \(error.message)")
-        }
         return base
+    }
+
+    /// Why `base` cannot be an API base, or nil when it can.
+    static func problem(_ base: String) -> String? {
+        if base.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) {
+            return "must be printable ASCII, without spaces or control characters"
+        }
+        if base.contains("#") { return "must not have a fragment" }
+        if base.contains("?") { return "must not have a query" }
+        do {
+            _ = try RequestURL(base)
+        } catch {
+            return error.message.split(separator: ":").first.map(String.init) ?? error.message
+        }
+        return nil
     }
 }

@@ -8,13 +8,18 @@ public struct OptionSpec: Sendable {
     public let valueName: String?
     /// Accepted values, when they are a fixed set.
     public let choices: [String]
+    /// Accepted integers, when the value is a number; checked while parsing,
+    /// so that a bad value is a usage error before anything else is looked at.
+    public let integers: ClosedRange<Int>?
     public let help: String
 
-    public init(_ long: String, short: Character? = nil, value: String? = nil, choices: [String] = [], help: String) {
+    public init(_ long: String, short: Character? = nil, value: String? = nil, choices: [String] = [],
+                integers: ClosedRange<Int>? = nil, help: String) {
         self.long = long
         self.short = short
         self.valueName = value
         self.choices = choices
+        self.integers = integers
         self.help = help
     }
 }
@@ -43,7 +48,8 @@ public struct ToolDescription: Sendable {
 /// The options of every tool that sends requests, in help order.
 public func requestOptions(apiBaseHelp: String, parallelDefault: Int) -> [OptionSpec] {
     [
-        OptionSpec("parallel", short: "j", value: "N", help: "at most N requests in flight (default \(parallelDefault))"),
+        OptionSpec("parallel", short: "j", value: "N", integers: 1...256,
+                   help: "at most N requests in flight (default \(parallelDefault))"),
         CommonOptions.unordered, CommonOptions.dryRun, CommonOptions.timeout, CommonOptions.retries,
         CommonOptions.maxWait,
         OptionSpec("api-base", value: "URL", help: apiBaseHelp),
@@ -64,15 +70,15 @@ public enum CommonOptions {
         help: "credentials file (default $SOCIALPIPE_CREDENTIALS, else ${XDG_CONFIG_HOME:-~/.config}/socialpipe/credentials.json)")
     public static let profile = OptionSpec("profile", value: "NAME",
         help: "profile in the credentials file (default $SOCIALPIPE_PROFILE, else the file's default)")
-    public static let maxLine = OptionSpec("max-line", value: "BYTES",
+    public static let maxLine = OptionSpec("max-line", value: "BYTES", integers: 1...(1 << 30),
         help: "longest accepted input line (default 1048576)")
     public static let rawInput = OptionSpec("raw-input", short: "R",
         help: "each input line, as text, is the record's primary field")
     public static let unordered = OptionSpec("unordered", help: "write outcomes as they complete")
     public static let dryRun = OptionSpec("dry-run", help: "build and sign each request, send nothing")
-    public static let timeout = OptionSpec("timeout", value: "S", help: "per-request timeout in seconds (default 30)")
-    public static let retries = OptionSpec("retries", value: "N", help: "retries for retryable failures (default 3)")
-    public static let maxWait = OptionSpec("max-wait", value: "S",
+    public static let timeout = OptionSpec("timeout", value: "S", integers: 1...86_400, help: "per-request timeout in seconds (default 30)")
+    public static let retries = OptionSpec("retries", value: "N", integers: 0...100, help: "retries for retryable failures (default 3)")
+    public static let maxWait = OptionSpec("max-wait", value: "S", integers: 0...(86_400 * 7),
         help: "longest rate-limit wait before a record fails (default 900)")
     public static let cacert = OptionSpec("cacert", value: "FILE", help: "trust this CA bundle")
     public static let verbose = OptionSpec("verbose", short: "v", help: "log each request and response status on stderr")
@@ -95,13 +101,9 @@ public struct ParsedArguments {
     /// The last value given for the option.
     public func value(_ long: String) -> String? { values[long]?.last }
 
-    /// An integer option within `range`; a usage error (exit 2) otherwise.
-    public func integer(_ long: String, default defaultValue: Int, range: ClosedRange<Int>) -> Int {
-        guard let text = value(long) else { return defaultValue }
-        guard let number = Int(text), range.contains(number) else {
-            Diagnostics.usageError("--\(long): expected an integer from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
-        }
-        return number
+    /// An integer option, already checked against its spec's range by the parser.
+    public func integer(_ long: String, default defaultValue: Int) -> Int {
+        value(long).flatMap { Int($0) } ?? defaultValue
     }
 }
 
@@ -133,6 +135,9 @@ public struct ArgumentParser {
         func record(_ spec: OptionSpec, _ value: String) {
             if !spec.choices.isEmpty && !spec.choices.contains(value) {
                 Diagnostics.usageError("--\(spec.long): '\(value)' is not one of \(spec.choices.joined(separator: ", "))")
+            }
+            if let range = spec.integers, !(Int(value).map(range.contains) ?? false) {
+                Diagnostics.usageError("--\(spec.long): expected an integer from \(range.lowerBound) to \(range.upperBound), got '\(value)'")
             }
             parsed.values[spec.long, default: []].append(value)
         }
@@ -190,6 +195,12 @@ public struct ArgumentParser {
             output.write("\(tool.name) \(socialpipeVersion)\n")
             output.flush()
             exit(0)
+        }
+        if tool.primaryField == nil {
+            if parsed.flag("raw-input") { Diagnostics.usageError("-R: \(tool.name) has no primary field; give JSON objects") }
+            if let first = parsed.positional.first {
+                Diagnostics.usageError("unexpected argument '\(first)': \(tool.name) reads JSON records on stdin")
+            }
         }
         return parsed
     }

@@ -18,7 +18,6 @@ public final class OutputWriter {
         self.fd = fd
     }
 
-
     private func flushIfFull() {
         if buffer.count >= flushThreshold { flush() }
     }
@@ -60,6 +59,13 @@ public final class OutputWriter {
     /// Appends bytes.
     public func write(_ bytes: [UInt8]) {
         bytes.withUnsafeBufferPointer { write($0) }
+    }
+
+    /// Marks the output closed, as an EPIPE would, when the loop sees that
+    /// the reader of fd 1 has gone before anything was written to it.
+    public func readerIsGone() {
+        isClosed = true
+        buffer.removeAll()
     }
 
     /// Writes out everything buffered. Returns false once the output is closed or failed.

@@ -11,8 +11,12 @@ public protocol RecordHandler: AnyObject {
 /// Makes sure fds 0–2 are open (a closed one would be taken by the next
 /// open(2)), and ignores SIGPIPE so a closed stdout is an EPIPE to handle.
 public enum StandardStreams {
+    /// Whether fd 1 was closed when the tool started: the outcomes would go nowhere.
+    nonisolated(unsafe) public private(set) static var outputWasClosed = false
+
     public static func prepare() {
         for descriptor in Int32(0)...2 where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
+            if descriptor == 1 { outputWasClosed = true }
             let opened = open("/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY)
             if opened >= 0 && opened != descriptor {
                 dup2(opened, descriptor)
@@ -38,6 +42,12 @@ public final class RecordLoop {
     /// Whether error envelopes count requests (`attempts`), as they do for tools that send.
     private var countsAttempts = false
     private lazy var reader = LineReader(fd: 0, maxLine: maxLine)
+    /// Set when reading fd 0 failed: the run then exits 1.
+    private var inputFailed = false
+    /// The signal that ended the run; records still to be handled are then cancelled.
+    private var interruption: Int32?
+    /// The signals of a run without the engine (which watches its own).
+    private lazy var offlineSignals = SignalWatch()
 
     /// Reads `--max-line`, `-R`, `--unordered` and the positional arguments from `arguments`.
     public init(tool: ToolDescription, arguments: ParsedArguments, handler: RecordHandler,
@@ -45,15 +55,12 @@ public final class RecordLoop {
         self.tool = tool
         self.handler = handler
         output = OutputWriter()
-        maxLine = arguments.integer("max-line", default: 1_048_576, range: 1...(1 << 30))
+        maxLine = arguments.integer("max-line", default: 1_048_576)
         rawInput = arguments.flag("raw-input")
         positional = arguments.positional
         queue = OutcomeQueue(ordered: !arguments.flag("unordered"), format: format, output: output)
-        if tool.primaryField == nil {
-            if rawInput { Diagnostics.usageError("-R: \(tool.name) has no primary field; give JSON objects") }
-            if let first = positional.first {
-                Diagnostics.usageError("unexpected argument '\(first)': \(tool.name) reads JSON records on stdin")
-            }
+        if StandardStreams.outputWasClosed {
+            Diagnostics.configurationError("standard output is closed: the outcomes would be lost")
         }
     }
 
@@ -62,10 +69,7 @@ public final class RecordLoop {
     public func run(engine: RequestEngine) -> Never {
         countsAttempts = true
         engine.run(self)
-        if let status = engine.interruptionStatus, !output.isClosed {
-            output.flush()
-            exit(status.rawValue)
-        }
+        interruption = engine.interruption
         finishRun()
     }
 
@@ -91,8 +95,23 @@ public final class RecordLoop {
     func readInput() {
         guard positional.isEmpty else { return }
         reader.fill()
-        if reader.readError != 0 {
-            Diagnostics.say("error reading standard input: \(String(cString: strerror(reader.readError)))")
+        noteReadError()
+    }
+
+    private func noteReadError() {
+        guard reader.readError != 0, !inputFailed else { return }
+        inputFailed = true
+        output.flush()
+        Diagnostics.say("error reading standard input: \(String(cString: strerror(reader.readError)))")
+    }
+
+    /// Whether the reader of fd 1 has gone (a pipe without reader reports
+    /// POLLERR, a hung-up terminal or socket POLLHUP); checked after every
+    /// wait, so that a closed stdout stops new work before the next write.
+    func checkOutputReader() {
+        var descriptor = pollfd(fd: 1, events: 0, revents: 0)
+        if poll(&descriptor, 1, 0) > 0 && descriptor.revents & Int16(POLLERR | POLLHUP) != 0 {
+            output.readerIsGone()
         }
     }
 
@@ -110,47 +129,58 @@ public final class RecordLoop {
         }
     }
 
-    /// Runs to the end of input and exits with the contract's status.
+    /// Runs to the end of input and exits with the contract's status. A
+    /// signal is honoured between records, whatever stdin is: the records
+    /// already read are answered (as `cancelled`), then the run ends.
     public func run() -> Never {
+        let signals = offlineSignals
         if positional.isEmpty {
-            readStandardInput()
+            readStandardInput(signals)
         } else {
             for (index, argument) in positional.enumerated() {
                 guard !output.isClosed else { break }
+                if let number = signals?.take() { interruption = number }
                 handleArgument(argument, number: index + 1)
             }
         }
         finishRun()
     }
 
-    private func readStandardInput() {
-        let signals = SignalWatch()
+    private func readStandardInput(_ signals: SignalWatch?) {
         while !output.isClosed {
             while let line = reader.nextLine() {
                 handleLine(line)
                 if output.isClosed { return }
+                if let signals, signals.isPending, let number = signals.take() {
+                    interrupt(number)
+                    return
+                }
             }
             if reader.reachedEnd { break }
             if !reader.hasInputReady {
-                // About to wait: everything so far goes out, and a signal
-                // ends the run with every record read already answered.
+                // About to wait: everything so far goes out first.
                 output.flush()
                 if let number = waitForInput(signals) {
-                    output.flush()
-                    exit(number == SIGTERM ? ExitStatus.terminated.rawValue : ExitStatus.interrupted.rawValue)
+                    interrupt(number)
+                    return
                 }
+                checkOutputReader()
+                if output.isClosed { return }
             }
             reader.fill()
-        }
-        if reader.readError != 0 && !output.isClosed {
-            output.flush()
-            Diagnostics.say("error reading standard input: \(String(cString: strerror(reader.readError)))")
+            noteReadError()
         }
     }
 
-    /// Waits until fd 0 is readable; returns a signal that came first.
+    /// Ends the run for signal `number`: the lines already read are answered.
+    private func interrupt(_ number: Int32) {
+        interruption = number
+        dispatchBufferedLines { true }
+    }
+
+    /// Waits until fd 0 is readable or fd 1 loses its reader; returns a signal that came first.
     private func waitForInput(_ signals: SignalWatch?) -> Int32? {
-        var descriptors = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0)]
+        var descriptors = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0), pollfd(fd: 1, events: 0, revents: 0)]
         if let signals { descriptors.append(pollfd(fd: signals.fd, events: Int16(POLLIN), revents: 0)) }
         while poll(&descriptors, nfds_t(descriptors.count), -1) < 0 && errno == EINTR {}
         return signals?.take()
@@ -158,6 +188,10 @@ public final class RecordLoop {
 
     private func finishRun() -> Never {
         output.flush()
+        if let interruption, let status = ExitStatus(signal: interruption) {
+            // After SIGHUP the terminal is gone: failing to write to it is no news.
+            if interruption == SIGHUP || !output.isClosed { exit(status.rawValue) }
+        }
         if output.isClosed {
             if output.failure != 0 {
                 Diagnostics.say("error writing output: \(String(cString: strerror(output.failure)))")
@@ -165,11 +199,12 @@ public final class RecordLoop {
             }
             exit(ExitStatus.brokenPipe.rawValue)
         }
-        exit(queue.anyFailed ? ExitStatus.recordFailed.rawValue : ExitStatus.success.rawValue)
+        exit(queue.anyFailed || inputFailed ? ExitStatus.recordFailed.rawValue : ExitStatus.success.rawValue)
     }
 
     private func reject(number: Int, raw: [UInt8], _ message: String) {
-        let reply = Reply(queue: queue, line: number, input: nil, raw: UTF8Validation.repaired(raw.prefix(LineReader.prefixLength)))
+        let shown = Redaction.redactedRaw(Array(raw.prefix(LineReader.prefixLength)))
+        let reply = Reply(queue: queue, line: number, input: nil, raw: UTF8Validation.repaired(shown))
         var error = RecordError.input(message)
         if countsAttempts { error.attempts = 0 }
         reply.complete(.failure(error))
@@ -230,6 +265,12 @@ public final class RecordLoop {
 
     private func dispatch(_ record: Record, text: UnsafeBufferPointer<UInt8>? = nil) {
         let reply = Reply(queue: queue, line: record.line, input: record.fields, text: text, raw: nil)
+        if interruption != nil {
+            var error = RecordError(.cancelled, "interrupted before this record was handled")
+            if countsAttempts { error.attempts = 0 }
+            reply.complete(.failure(error))
+            return
+        }
         handler.handle(record, reply: reply)
     }
 

@@ -65,7 +65,8 @@ public final class RequestEngine: RecordHandler {
     private var buckets: [String: RateLimitState] = [:]
     private let multi: UnsafeMutableRawPointer
     private let signals: SignalWatch?
-    private var interruption: Int32?
+    /// The signal that interrupted the run, if one did.
+    private(set) var interruption: Int32?
     private var succeeded = 0
     private var failed = 0
 
@@ -73,13 +74,13 @@ public final class RequestEngine: RecordHandler {
     public init(tool: ToolDescription, arguments: ParsedArguments, handler: RequestHandler, defaultParallel: Int) {
         self.tool = tool
         self.handler = handler
-        parallel = arguments.integer("parallel", default: defaultParallel, range: 1...256)
-        retries = arguments.integer("retries", default: 3, range: 0...100)
-        timeout = Double(arguments.integer("timeout", default: 30, range: 1...86_400))
-        maxWait = Double(arguments.integer("max-wait", default: 900, range: 0...86_400 * 7))
+        parallel = arguments.integer("parallel", default: defaultParallel)
+        retries = arguments.integer("retries", default: 3)
+        timeout = Double(arguments.integer("timeout", default: 30))
+        maxWait = Double(arguments.integer("max-wait", default: 900))
         caFile = arguments.value("cacert")
-        if let caFile, access(caFile, R_OK) != 0 {
-            Diagnostics.configurationError("--cacert: cannot read \(caFile): \(String(cString: strerror(errno)))")
+        if let caFile, let problem = CertificateBundle.problem(caFile) {
+            Diagnostics.configurationError("--cacert: \(problem)")
         }
         verbose = arguments.flag("verbose")
         dryRun = arguments.flag("dry-run")
@@ -95,15 +96,6 @@ public final class RequestEngine: RecordHandler {
 
     /// How many records may be read ahead of the ones finished.
     var window: Int { max(parallel * 4, 16) }
-
-    /// The exit status for an interrupted run, if it was.
-    var interruptionStatus: ExitStatus? {
-        switch interruption {
-        case SIGINT: return .interrupted
-        case SIGTERM: return .terminated
-        default: return nil
-        }
-    }
 
     // MARK: Records in
 
@@ -123,19 +115,27 @@ public final class RequestEngine: RecordHandler {
     func run(_ loop: RecordLoop) {
         var stdinOpen = true
         while true {
+            // Between records too, not only after a wait: input that is always
+            // ready (a file) must not keep a signal from being seen.
+            if let signals, signals.isPending, let number = signals.take() { interrupt(number, loop: loop) }
             if !loop.output.isClosed && interruption == nil {
-                loop.dispatchBufferedLines { loop.unfinishedRecords < window }
+                loop.dispatchBufferedLines { loop.unfinishedRecords < window && !(signals?.isPending ?? false) }
             }
             if loop.inputEnded { stdinOpen = false }
-            startJobs()
-            var running: Int32 = 0
-            sp_multi_perform(multi, &running)
-            collectFinishedTransfers()
-            startJobs()
+            // Nothing new is sent once the reader of stdout has gone.
             if loop.output.isClosed {
                 abandonEverything()
                 return
             }
+            startJobs()
+            var running: Int32 = 0
+            sp_multi_perform(multi, &running)
+            collectFinishedTransfers()
+            if loop.output.isClosed {
+                abandonEverything()
+                return
+            }
+            startJobs()
             let idle = waiting.isEmpty && ready.isEmpty && inFlight.isEmpty
             if idle && (!stdinOpen || interruption != nil) { break }
             // Records already read wait for nothing once the window has room.
@@ -146,13 +146,16 @@ public final class RequestEngine: RecordHandler {
                           waitingUntil: rateLimitWaitEnd())
             let wantInput = stdinOpen && interruption == nil && !loop.hasBufferedLine
                 && loop.unfinishedRecords < window
-            var descriptors: [curl_waitfd] = []
+            // fd 1 with no events: poll still wakes for POLLERR or POLLHUP,
+            // which libcurl does not report back, so the loop checks after.
+            var descriptors = [curl_waitfd(fd: 1, events: 0, revents: 0)]
             if let signals { descriptors.append(curl_waitfd(fd: signals.fd, events: Int16(CURL_WAIT_POLLIN), revents: 0)) }
             if wantInput { descriptors.append(curl_waitfd(fd: 0, events: Int16(CURL_WAIT_POLLIN), revents: 0)) }
             var ready: Int32 = 0
             sp_multi_poll(multi, &descriptors, UInt32(descriptors.count), waitMilliseconds(), &ready)
+            loop.checkOutputReader()
             if let number = signals?.take() { interrupt(number, loop: loop) }
-            if wantInput && interruption == nil && loop.inputReady { loop.readInput() }
+            if wantInput && interruption == nil && !loop.output.isClosed && loop.inputReady { loop.readInput() }
         }
         loop.output.flush()
         progress.clear()

@@ -1,16 +1,20 @@
 import Glibc
+import Synchronization
 
 /// The write end of the self-pipe; a signal handler may touch nothing else.
 nonisolated(unsafe) private var signalPipeWrite: Int32 = -1
-nonisolated(unsafe) private var lastSignal: Int32 = 0
+/// The last signal received and not yet taken, or 0. An atomic, so that a
+/// loop busy with input that never waits still sees it between records.
+private let pendingSignal = Atomic<Int32>(0)
 
-/// SIGINT and SIGTERM turned into a readable file descriptor (the self-pipe
-/// trick), so the event loop's single wait also wakes for them.
+/// SIGINT, SIGTERM and SIGHUP turned into a readable file descriptor (the
+/// self-pipe trick), so the event loop's single wait also wakes for them, and
+/// into a flag that a loop that does not wait checks between records.
 public final class SignalWatch {
     /// Readable after a signal; poll it with the other descriptors.
     public let fd: Int32
 
-    /// Installs handlers for SIGINT and SIGTERM.
+    /// Installs handlers for SIGINT, SIGTERM and SIGHUP.
     public init?() {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else { return nil }
@@ -21,19 +25,22 @@ public final class SignalWatch {
         fd = ends[0]
         signalPipeWrite = ends[1]
         let handler: @convention(c) (Int32) -> Void = { number in
-            lastSignal = number
+            pendingSignal.store(number, ordering: .sequentiallyConsistent)
             var byte: UInt8 = 1
             _ = write(signalPipeWrite, &byte, 1)
         }
-        signal(SIGINT, handler)
-        signal(SIGTERM, handler)
+        for number in [SIGINT, SIGTERM, SIGHUP] { signal(number, handler) }
     }
 
-    /// The signals received since the last call (drains the pipe), newest last.
+    /// Whether a signal is waiting to be taken; costs no system call.
+    public var isPending: Bool { pendingSignal.load(ordering: .relaxed) != 0 }
+
+    /// The signal received since the last call (newest, if several), draining the pipe.
     public func take() -> Int32? {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        var received = false
-        while read(fd, &buffer, buffer.count) > 0 { received = true }
-        return received ? lastSignal : nil
+        let number = pendingSignal.exchange(0, ordering: .sequentiallyConsistent)
+        guard number != 0 else { return nil }
+        var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        while withUnsafeMutableBytes(of: &buffer, { read(fd, $0.baseAddress, $0.count) }) > 0 {}
+        return number
     }
 }

@@ -38,6 +38,8 @@ public struct TwitterAuthorization {
         if let bearer = credentials.bearerToken {
             return Signed(header: "Authorization: Bearer " + bearer, identity: "bearer/" + String(bearer.suffix(8)), isBearer: true)
         }
-        throw RecordError(.auth, "incomplete X credentials: OAuth 1.0a needs a consumer key and secret and an access token and secret")
+        let missing = credentials.missingOAuth1Field ?? "an access token"
+        throw RecordError(.auth, "incomplete X credentials in \(credentials.origin): no \(missing) "
+            + "(OAuth 1.0a needs a consumer key and secret and an access token and secret)")
     }
 }

@@ -17,6 +17,9 @@ Sections:
   6. streaming, SIGINT/SIGTERM, closed stdout, ordered/unordered
   7. --dry-run, bounded memory, usage errors
   8. differential length test against Tests/tw-post/tweet_length_cases.py
+  9. attacks (issue 7): SIGHUP mid-post, stdout closed mid-run and at start, stdin read
+     error, usage before configuration errors, --api-base/TW_API_BASE and --cacert
+     checked at start, credentials file ownership/symlinks/JSON errors/profile messages
 """
 import importlib.util
 import json
@@ -24,15 +27,16 @@ import os
 import pathlib
 import queue
 import re
+import select
 import signal
-import socket
 import subprocess
 import threading
 import time
 
 import pytest
 
-import harness  # Tests/conftest.py puts sandbox/ on sys.path
+import harness  # Tests/conftest.py puts sandbox/ and Tests/ on sys.path
+from toolenv import clean_env, closed_port
 
 TOOL = "tw-post"
 HERE = pathlib.Path(__file__).resolve().parent
@@ -76,20 +80,6 @@ def creds(**override):
          "TW_ACCESS_TOKEN": ACCESS_TOKEN, "TW_ACCESS_TOKEN_SECRET": ACCESS_SECRET}
     c.update(override)
     return c
-
-
-def clean_env(home, extra):
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
-    }
-    env.update({k: v for k, v in (extra or {}).items() if v is not None})
-    return env
 
 
 def jl(*records):
@@ -197,30 +187,24 @@ def body_match(text):
     return {"method": "POST", "path": POST_PATH, "body_contains": json.dumps(text, ensure_ascii=False)}
 
 
-def closed_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+def settled_posts(sb, quiet=0.3, bound=5):
+    """sb.posts() once no post has landed for `quiet` seconds: a request a run
+    abandoned (stdout closed, second signal) may still reach the sandbox, and
+    must land in this test, not in the next one's clean state."""
+    last = posts_of(sb)
+    deadline = time.monotonic() + bound
+    stable_since = time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - stable_since < quiet:
+        time.sleep(0.05)
+        now = posts_of(sb)
+        if now["total"] != last["total"]:
+            last, stable_since = now, time.monotonic()
+    return last
 
 
 # --------------------------------------------------------------------------------------
 # fixtures
 # --------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def sandbox_proc():
-    with harness.Sandbox.start() as sb:
-        yield sb
-
-
-@pytest.fixture
-def sb(sandbox_proc):
-    sandbox_proc.clear()
-    yield sandbox_proc
-
-
 
 @pytest.fixture
 def make_env(home, sb):
@@ -928,7 +912,7 @@ def test_closed_stdout_ends_the_run_promptly_and_quietly(bin_path, make_env, sb)
     assert rc in (141, -signal.SIGPIPE, 0), rc
     assert err == b"", err
     assert elapsed < 3, elapsed
-    total = posts_of(sb)["total"]
+    total = settled_posts(sb)["total"]
     assert total <= 5, "no new requests after stdout closed; %d posts made" % total
 
 
@@ -1142,3 +1126,362 @@ def test_weighted_length_differential(run, sb):
             wrong.append((text[:60], weighted, outcome))
     assert not wrong, "%d of %d cases disagree; first ones (text[:60], expected weighted length, outcome): %r" % (
         len(wrong), len(texts), wrong[:8])
+
+
+# --------------------------------------------------------------------------------------
+# 9. attacks (issue 7)
+# --------------------------------------------------------------------------------------
+
+NOBODY = 65534
+needs_root = pytest.mark.skipif(os.geteuid() != 0,
+                                reason="needs root to give a file to another owner (chown %d)" % NOBODY)
+
+
+def run_with_stdin_pipe(argv, env, data, timeout=10):
+    """Runs argv with `data` waiting in a pipe on its stdin (write end closed).
+    Returns (Run, the bytes of `data` left unread): a tool that stops before
+    reading leaves all of them in the pipe."""
+    rfd, wfd = os.pipe()
+    try:
+        os.write(wfd, data)
+        os.close(wfd)
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.run(argv, stdin=rfd, capture_output=True, env=env, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            pytest.fail("%r did not finish within %s s; stderr %r" % (argv, timeout, (e.stderr or b"")[:1000]))
+        r = Run(proc, time.monotonic() - t0)
+        os.set_blocking(rfd, False)
+        try:
+            left = os.read(rfd, len(data) + 1)
+        except BlockingIOError:
+            left = b""
+    finally:
+        os.close(rfd)
+    assert_no_secrets(r.stdout, r.stderr)
+    return r, left
+
+
+def read_line(fd, timeout):
+    """One line from a raw pipe, byte by byte, so nothing is read ahead and the
+    pipe can be closed right after; None at EOF or after `timeout` seconds."""
+    buf = b""
+    deadline = time.monotonic() + timeout
+    while not buf.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 1)
+        if not chunk:
+            return None
+        buf += chunk
+    return buf
+
+
+def wait_for_fault_hit(sb, fault_id, timeout):
+    """Waits until the sandbox has matched this fault to a request. A `delay` fault
+    is hit when the request arrives; its log entry only appears once answered."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(f["id"] == fault_id and f["hits"] for f in sb.state()["faults"]):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def twitter_section(c):
+    return {"consumer_key": c["TW_CONSUMER_KEY"], "consumer_secret": c["TW_CONSUMER_SECRET"],
+            "access_token": c["TW_ACCESS_TOKEN"], "access_token_secret": c["TW_ACCESS_TOKEN_SECRET"]}
+
+
+def credentials_path(home):
+    """The default credentials file (contract §4), its directory created."""
+    d = home / ".config" / "socialpipe"
+    d.mkdir(parents=True, exist_ok=True)
+    return d / "credentials.json"
+
+
+def write_private(path, content):
+    """Writes a credentials file as tw-auth would: mode 0600 from the start."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(content if isinstance(content, str) else json.dumps(content))
+    os.chmod(path, 0o600)
+    return path
+
+
+def test_sighup_mid_post_writes_its_envelope_then_exits_129(bin_path, make_env, sb):
+    """SIGHUP is handled like SIGTERM (issue 7 item 5): the post in flight is
+    answered on stdout before the exit, records not yet sent end `cancelled`,
+    exit status 129 -- never a post made without its envelope."""
+    texts = ["hangup one", "hangup two", "hangup three"]
+    fault = sb.fault("delay", match=body_match(texts[0]), ms=1500)
+    p = start(bin_path, make_env())
+    out = LineReader(p.stdout)
+    try:
+        p.stdin.write(jl(*texts))            # stdin stays open, like a terminal's
+        p.stdin.flush()
+        # 10 s only bounds a run that never sends; normally this takes milliseconds.
+        assert wait_for_fault_hit(sb, fault, timeout=10), "the first post never reached the sandbox"
+        p.send_signal(signal.SIGHUP)         # mid-post: the sandbox holds it for 1.5 s
+        lines = out.rest(timeout=10)
+        rc = p.wait(timeout=5)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        p.stdin.close()
+        err = p.stderr.read()
+        # The delayed request completes even when tw-post is gone; let it land
+        # before the next test resets the sandbox.
+        deadline = time.monotonic() + 5
+        while not sb.log() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert_no_secrets(b"".join(lines), err)
+    posts = posts_of(sb)
+    assert posts["counts"] == {texts[0]: 1}, posts["counts"]
+    envs = [parse_envelope(l) for l in lines]
+    seen = [e["line"] for e in envs]
+    assert seen, ("the post in flight was made but has no envelope", rc, err)
+    assert seen == list(range(1, len(seen) + 1)), ("one envelope per record read", seen)
+    first = envs[0]
+    assert first["ok"] is True, ("the post in flight is answered before the exit", first)
+    assert first["result"]["id"] == posts["posts"][0]["id"], (first, posts["posts"])
+    for e in envs[1:]:
+        assert e["error"]["kind"] == "cancelled" and e["error"]["attempts"] == 0, e
+    assert rc == 129, ("SIGHUP ends the run as SIGTERM does, with status 129", rc, err)
+
+
+def test_closed_stdout_stops_new_requests_at_once(bin_path, make_env, sb):
+    """Issue 7 item 6: when the reader of stdout goes away (`| head -1`), a record
+    that arrives afterwards is not posted -- tw-post notices the closed pipe
+    itself instead of at its next write -- and it exits 141 quietly (contract §3)."""
+    p = start(bin_path, make_env())
+    try:
+        p.stdin.write(jl("reader present"))
+        p.stdin.flush()
+        first = read_line(p.stdout.fileno(), timeout=10)
+        assert first is not None, "no envelope for the first record"
+        assert parse_envelope(first)["ok"] is True, first
+        p.stdout.close()                      # the reader is gone
+        time.sleep(0.5)                       # lets tw-post see it; not a timing assertion
+        try:
+            p.stdin.write(jl("reader gone"))
+            p.stdin.flush()
+        except BrokenPipeError:
+            pass                              # tw-post already ended: fine
+        try:
+            p.stdin.close()
+        except BrokenPipeError:
+            pass
+        rc = p.wait(timeout=10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        err = p.stderr.read()
+    assert post_requests(sb, "reader gone") == [], "a record that came after stdout closed was sent"
+    assert posts_of(sb)["counts"] == {"reader present": 1}
+    # 141 as the contract says; death by SIGPIPE is the same status to a shell.
+    assert rc in (141, -signal.SIGPIPE), (rc, err)
+    assert err == b"", err
+
+
+def test_stdout_closed_at_start_is_a_configuration_error(bin_path, make_env, sb):
+    """`tw-post >&-` (issue 7 item 6): exit 3 before reading, with a message,
+    instead of posting with nowhere to report the outcome."""
+    data = jl("into the void")
+    r, left = run_with_stdin_pipe(["sh", "-c", 'exec "$0" "$@" >&-', bin_path], make_env(), data)
+    assert r.returncode == 3, r
+    assert "standard output" in r.stderr.decode("utf-8", "replace").lower(), r
+    assert sb.log() == [], "nothing may be posted"
+    assert left == data, "stdin must not be read"
+
+
+def test_stdin_read_error_is_a_failure(bin_path, make_env, sb, tmp_path):
+    """`tw-post < DIR` (issue 7 item 7): the read error is reported and the run fails."""
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        proc = subprocess.run([bin_path], stdin=fd, capture_output=True, env=make_env(), timeout=10)
+    finally:
+        os.close(fd)
+    r = Run(proc, 0)
+    assert_no_secrets(r.stdout, r.stderr)
+    assert r.returncode == 1, r
+    assert "standard input" in r.stderr.decode("utf-8", "replace").lower(), r
+    assert sb.log() == []
+
+
+@pytest.mark.parametrize("args", [["-j", "0"], ["--timeout", "0"], ["--api-base", "ftp://x"]],
+                         ids=lambda a: " ".join(a))
+def test_usage_errors_win_over_missing_credentials(run, sb, args):
+    """Issue 7 item 8: a bad invocation is exit 2 even when no credentials exist
+    anywhere (which alone would be exit 3)."""
+    r = run(args, jl("never read"), credentials={}, api_base=False)
+    assert r.returncode == 2, r
+    assert r.stdout == b"" and r.stderr.startswith(b"tw-post: "), r
+    assert sb.log() == []
+
+
+def bad_api_bases(sb):
+    """(name, base) pairs that must be refused; where they have a host, it is the
+    sandbox, so a request sent anyway shows in its log."""
+    hostport = "127.0.0.1:%d" % sb.port
+    return [("ftp scheme", "ftp://" + hostport),
+            ("no host", "http://"),
+            ("no scheme", hostport),
+            ("userinfo", "http://u:p@" + hostport),
+            ("query", sb.url + "/p?q=1"),
+            ("fragment", sb.url + "/#f"),
+            ("space", sb.url + "/a b"),
+            ("tab", sb.url + "/a\tb"),
+            ("control character", sb.url + "/\x01"),
+            ("port out of range", "http://127.0.0.1:99999")]
+
+
+@pytest.mark.parametrize("how", ["option", "env"])
+def test_api_base_must_be_an_absolute_http_url(run, sb, how):
+    """Issue 7 item 9: --api-base / TW_API_BASE is an absolute http(s)://host[:port][/path]
+    URL without whitespace, control characters, userinfo, query or fragment; anything
+    else is a usage error (exit 2) before anything is read or sent."""
+    def invoke(base, text):
+        if how == "option":
+            return run(["--api-base", base], jl(text), api_base=False)
+        return run([], jl(text), api_base=False, extra={"TW_API_BASE": base})
+
+    wrong = []
+    for name, base in bad_api_bases(sb):
+        r = invoke(base, "api base: " + name)
+        if r.returncode != 2 or r.stdout != b"" or not r.stderr.startswith(b"tw-post: "):
+            wrong.append((name, base, r.returncode, r.stdout[:160], r.stderr[:160]))
+    assert not wrong, "bases not refused with exit 2: %r" % wrong
+    assert sb.log() == [], "a request was sent to a refused base"
+    # The same way of passing a valid base with a path prefix still works.
+    r = invoke(sb.url + "/", "api base with a slash, by %s" % how)
+    assert r.returncode == 0 and r.envelopes[0]["ok"] is True, r
+
+
+@pytest.fixture(scope="module")
+def tls_sandbox_proc():
+    pytest.importorskip("trustme")
+    with harness.Sandbox.start(tls=True) as s:
+        yield s
+
+
+@pytest.fixture
+def tls_sb(tls_sandbox_proc):
+    tls_sandbox_proc.clear()
+    yield tls_sandbox_proc
+
+
+def test_cacert_that_is_not_a_pem_bundle_is_a_configuration_error(bin_path, home, tls_sb, tmp_path):
+    """Issue 7 item 9: --cacert FILE must be a readable PEM bundle with a certificate;
+    otherwise exit 3 at start naming the file, stdin unread, nothing sent (not a
+    `network` error on every record). A real CA bundle is accepted."""
+    trustme = pytest.importorskip("trustme")
+    empty = tmp_path / "empty.pem"
+    empty.write_bytes(b"")
+    garbage = tmp_path / "garbage.pem"
+    garbage.write_bytes(bytes(range(256)) * 8)
+    key_only = tmp_path / "key-only.pem"
+    trustme.CA().private_key_pem.write_to_path(str(key_only))
+    cases = [("missing file", tmp_path / "absent.pem"), ("directory", tmp_path), ("empty file", empty),
+             ("garbage bytes", garbage), ("private key, no certificate", key_only)]
+    env = clean_env(home, dict(creds(), TW_API_BASE=tls_sb.url))
+    data = jl("never read")
+    wrong = []
+    for name, path in cases:
+        r, left = run_with_stdin_pipe([bin_path, "--cacert", str(path)], env, data)
+        if r.returncode != 3 or r.stdout != b"" or str(path).encode() not in r.stderr or left != data:
+            wrong.append((name, r.returncode, r.stdout[:160], r.stderr[:200], "stdin read" if left != data else ""))
+    assert not wrong, "CA files not refused at start (exit 3, naming the file, stdin unread): %r" % wrong
+    assert tls_sb.log() == []
+    r, _ = run_with_stdin_pipe([bin_path, "--cacert", tls_sb.ca_file], env, jl("trusted through --cacert"))
+    assert r.returncode == 0 and r.envelopes[0]["ok"] is True, r
+
+
+@needs_root
+def test_credentials_file_owned_by_another_user_is_refused(run, sb, home):
+    f = write_private(credentials_path(home),
+                      {"default": "kestrel", "profiles": {"kestrel": {"twitter": twitter_section(creds())}}})
+    os.chown(f, NOBODY, NOBODY)
+    r = run([], jl("through a file someone else owns"), credentials={})
+    assert r.returncode == 3, r
+    assert r.stdout == b"", r
+    msg = r.stderr.decode("utf-8", "replace")
+    assert str(f) in msg and re.search(r"owner|owned", msg, re.I), r
+    assert sb.log() == []
+
+
+@needs_root
+def test_credentials_symlink_to_another_users_file_is_refused(run, sb, home):
+    target = home / "elsewhere" / "real-credentials.json"
+    target.parent.mkdir()
+    write_private(target, {"default": "kestrel", "profiles": {"kestrel": {"twitter": twitter_section(creds())}}})
+    link = credentials_path(home)
+    link.symlink_to(target)
+    # A symlink to the user's own 0600 file is fine.
+    r = run([], jl("through my own symlink"), credentials={})
+    assert r.returncode == 0 and r.envelopes[0]["ok"] is True, r
+    sb.clear()
+    os.chown(target, NOBODY, NOBODY)
+    assert os.lstat(link).st_uid == os.geteuid()      # the link itself is still the user's
+    r = run([], jl("through a symlink to someone else's file"), credentials={})
+    assert r.returncode == 3, r
+    assert r.stdout == b"", r
+    msg = r.stderr.decode("utf-8", "replace")
+    assert (str(link) in msg or str(target) in msg) and re.search(r"owner|owned", msg, re.I), r
+    assert sb.log() == []
+
+
+def test_credentials_file_that_is_not_json_says_where(run, sb, home):
+    lines = ['{"default": "kestrel",',
+             ' "profiles": {"kestrel": {"twitter": @}},',
+             ' "other": 1}']
+    column = lines[1].index("@") + 1          # 1-based column of the offending character (jansson's)
+    write_private(credentials_path(home), "\n".join(lines) + "\n")
+    r = run([], jl("never read"), credentials={})
+    assert r.returncode == 3, r
+    assert r.stdout == b"", r
+    assert re.search(r"invalid JSON at line 2, column %d\b" % column,
+                     r.stderr.decode("utf-8", "replace"), re.I), r
+    assert sb.log() == []
+
+
+def test_profile_missing_a_field_names_the_profile_and_the_field(run, sb, home):
+    section = twitter_section(creds())
+    del section["consumer_secret"]
+    write_private(credentials_path(home), {"default": "kestrel", "profiles": {"kestrel": {"twitter": section}}})
+    r = run([], jl("incomplete one", "incomplete two"), credentials={})
+    assert r.returncode == 1, r
+    assert [e["line"] for e in r.envelopes] == [1, 2], r
+    for e in r.envelopes:
+        err = e["error"]
+        assert err["kind"] == "auth" and err["attempts"] == 0, e
+        assert "kestrel" in err["message"] and "consumer_secret" in err["message"], e
+    assert sb.log() == []
+
+
+def test_unknown_profile_option_lists_the_profiles_that_exist(run, sb, home):
+    tw = twitter_section(creds())
+    write_private(credentials_path(home),
+                  {"default": "zebra", "profiles": {"zebra": {"twitter": tw}, "quokka": {"twitter": tw}}})
+    r = run(["--profile", "nope"], jl("never read"), credentials={})
+    assert r.returncode == 3, r
+    assert r.stdout == b"", r
+    msg = r.stderr.decode("utf-8", "replace")
+    assert "nope" in msg and "zebra" in msg and "quokka" in msg, r
+    assert sb.log() == []
+
+
+def test_unknown_record_profile_lists_the_profiles_that_exist(run, sb, home):
+    tw = twitter_section(creds())
+    write_private(credentials_path(home), {"profiles": {"zebra": {"twitter": tw}, "quokka": {"twitter": tw}}})
+    r = run([], jl({"text": "from an unknown profile", "profile": "nope"}, "from the environment"))
+    assert r.returncode == 1, r
+    first, second = r.envelopes
+    err = first["error"]
+    assert err["kind"] == "auth" and err["attempts"] == 0, first
+    assert "zebra" in err["message"] and "quokka" in err["message"], first
+    assert second["ok"] is True, second
+    assert posts_of(sb)["counts"] == {"from the environment": 1}
