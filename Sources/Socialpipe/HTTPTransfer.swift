@@ -65,6 +65,9 @@ final class HTTPTransfer {
     private var headers: [(name: String, value: String)] = []
     private var requestBody: [UInt8]
     private var tooLarge = false
+    /// libcurl's own account of a failure (CURLOPT_ERRORBUFFER): it says
+    /// which certificate check failed where the error code only says one did.
+    private let errorText = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
     let started = Clock.monotonic()
 
     /// Responses larger than this are refused rather than held in memory.
@@ -76,6 +79,8 @@ final class HTTPTransfer {
         self.handle = handle
         requestBody = request.body ?? []
 
+        errorText[0] = 0
+        sp_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorText)
         sp_easy_setopt_string(handle, CURLOPT_URL, request.url)
         sp_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         sp_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, Int(timeout * 1000))
@@ -144,6 +149,7 @@ final class HTTPTransfer {
     deinit {
         sp_easy_cleanup(handle)
         sp_slist_free_all(headerList)
+        errorText.deallocate()
     }
 
     /// Bytes of the request body handed to libcurl so far.
@@ -206,13 +212,13 @@ final class HTTPTransfer {
         if code == CURLE_OK {
             return .response(HTTPResponse(status: status, headers: headers, body: body))
         }
-        var requestSize = 0
-        sp_easy_getinfo_long(handle, CURLINFO_REQUEST_SIZE, &requestSize)
         let message: String
         if tooLarge {
             message = "response larger than \(Self.maximumBody) bytes"
         } else if resendRefused {
             message = "connection lost before an answer"
+        } else if errorText[0] != 0 {
+            message = String(cString: errorText)
         } else if let text = sp_easy_strerror(code) {
             message = String(cString: text)
         } else {
@@ -221,7 +227,37 @@ final class HTTPTransfer {
         let lasting = [CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT, CURLE_PEER_FAILED_VERIFICATION,
                        CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ENGINE_NOTFOUND,
                        CURLE_NOT_BUILT_IN].contains(code)
-        return .failure(message: message, requestSent: requestSize > 0 || resendRefused, lasting: lasting,
-                        status: status > 0 ? status : nil)
+        let sent = resendRefused || (requestReachedOrigin(code) && requestBytesSent > 0)
+        return .failure(message: message, requestSent: sent, lasting: lasting, status: sent && status > 0 ? status : nil)
+    }
+
+    /// Request bytes libcurl counts as sent, a proxy's CONNECT included.
+    private var requestBytesSent: Int {
+        var size = 0
+        sp_easy_getinfo_long(handle, CURLINFO_REQUEST_SIZE, &size)
+        return size
+    }
+
+    /// Whether the request may have reached the origin server: false only
+    /// when the failure proves it did not. A proxy that refused the tunnel,
+    /// a failure of name lookup, connection or TLS handshake, or a fresh TLS
+    /// connection whose handshake never completed, all stop before the
+    /// request is written; anything else is taken as sent.
+    private func requestReachedOrigin(_ code: CURLcode) -> Bool {
+        var tunnelStatus = 0
+        sp_easy_getinfo_long(handle, CURLINFO_HTTP_CONNECTCODE, &tunnelStatus)
+        if tunnelStatus != 0 && !(200...299).contains(tunnelStatus) { return false }
+        let beforeRequest = [CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT,
+                             CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE,
+                             CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ENGINE_NOTFOUND, CURLE_PROXY,
+                             CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT, CURLE_NOT_BUILT_IN]
+        if beforeRequest.contains(code) { return false }
+        var newConnections = 0
+        sp_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &newConnections)
+        var handshakeDone: curl_off_t = 0
+        sp_easy_getinfo_offset(handle, CURLINFO_APPCONNECT_TIME_T, &handshakeDone)
+        // A reused connection reports no handshake time, so only a new one proves anything.
+        if newConnections > 0 && request.url.hasPrefix("https:") && handshakeDone == 0 { return false }
+        return true
     }
 }
