@@ -44,6 +44,9 @@ public final class ByteBuffer {
     @inlinable
     public func removeAll() { used = 0 }
 
+    /// Keeps the first `count` bytes only.
+    public func truncate(to count: Int) { used = min(max(count, 0), used) }
+
     /// Makes room for `extra` more bytes and returns where they go; call
     /// `advance(by:)` with the number actually written.
     @inlinable

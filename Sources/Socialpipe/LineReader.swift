@@ -20,6 +20,11 @@ public final class LineReader {
     private var capacity: Int
     private var start = 0
     private var end = 0
+    /// Bytes from `start` already searched for a newline and found without
+    /// one: a long line arriving in many reads is searched once, not once per read.
+    private var searched = 0
+    /// Bytes memchr has looked at so far (the unit tests check it stays linear).
+    private(set) var bytesSearched = 0
     private var lineNumber = 0
     /// Skipping the rest of an over-long line: its prefix and length so far.
     private var overlong: (prefix: [UInt8], length: Int)?
@@ -50,9 +55,24 @@ public final class LineReader {
 
     /// Whether `nextLine()` has a line to give without reading.
     public var hasBufferedLine: Bool {
-        let available = end - start
-        if available > 0 && memchr(buffer + start, 0x0A, available) != nil { return true }
-        return reachedEnd && (available > 0 || overlong != nil)
+        if findNewline() != nil { return true }
+        return reachedEnd && (end > start || overlong != nil)
+    }
+
+    /// The offset of the next `\n` at or after `start`, searching only bytes not searched before.
+    private func findNewline() -> Int? {
+        let unsearched = end - start - searched
+        guard unsearched > 0 else { return nil }
+        if buffer[start + searched] == 0x0A { return start + searched }
+        if let found = memchr(buffer + start + searched, 0x0A, unsearched) {
+            let offset = UnsafeMutableRawPointer(found).assumingMemoryBound(to: UInt8.self) - buffer
+            bytesSearched += offset - (start + searched) + 1
+            searched = offset - start
+            return offset
+        }
+        bytesSearched += unsearched
+        searched = end - start
+        return nil
     }
 
     /// Performs one read(2), blocking if nothing is available.
@@ -87,11 +107,10 @@ public final class LineReader {
     public func nextLine() -> InputLine? {
         while true {
             let available = end - start
-            let newline = available > 0 ? memchr(buffer + start, 0x0A, available) : nil
-            if let newline {
-                let lineEnd = UnsafeMutableRawPointer(newline).assumingMemoryBound(to: UInt8.self) - buffer
+            if let lineEnd = findNewline() {
                 let lineStart = start
                 start = lineEnd + 1
+                searched = 0
                 if let line = finish(from: lineStart, to: lineEnd) { return line }
                 continue
             }
@@ -99,6 +118,7 @@ public final class LineReader {
                 skipping.length += available
                 overlong = skipping
                 start = end
+                searched = 0
                 if reachedEnd { return finish(from: start, to: start) }
                 return nil
             }
@@ -106,11 +126,13 @@ public final class LineReader {
                 // No newline within the limit: remember the prefix, skip the rest.
                 overlong = (Array(UnsafeBufferPointer(start: buffer + start, count: min(available, Self.prefixLength))), available)
                 start = end
+                searched = 0
                 return nil
             }
             if reachedEnd && available > 0 {
                 let lineStart = start
                 start = end
+                searched = 0
                 return finish(from: lineStart, to: end)
             }
             return nil

@@ -185,6 +185,7 @@ public struct RequestURL: Sendable {
             output.append(0x2F)
         } else {
             appendURISafe(text, authorityEnd..<pathEnd, allowQuestionMark: false, to: output)
+            try removeDotSegments(output, from: pathStart)
         }
         let path = pathStart..<output.count
         var query: Range<Int>?
@@ -197,6 +198,85 @@ public struct RequestURL: Sendable {
             query = queryStart..<output.count
         }
         return Parts(scheme: scheme, host: host, port: port, path: path, query: query)
+    }
+
+    /// RFC 3986 §5.2.4 on the path at the end of `output` (it starts with
+    /// `/`): libcurl sends `/a/../b` as `/b`, so that is what gets signed. A
+    /// dot segment written with `%2E` is refused: whether it means a
+    /// directory depends on who decodes it, so no single form can be signed.
+    private static func removeDotSegments(_ output: ByteBuffer, from pathStart: Int) throws(Invalid) {
+        let bytes = output.start
+        let end = output.count
+        var hasDotSegment = false
+        var segmentStart = pathStart + 1
+        for index in (pathStart + 1)...end where index == end || bytes[index] == 0x2F {
+            let segment = UnsafeBufferPointer(start: bytes + segmentStart, count: index - segmentStart)
+            switch dotSegmentKind(segment) {
+            case .plain: break
+            case .dots: hasDotSegment = true
+            case .encodedDots:
+                throw Invalid(message: "url path has a percent-encoded dot segment (\(String(decoding: segment, as: UTF8.self))), "
+                              + "which cannot be normalised safely")
+            }
+            segmentStart = index + 1
+        }
+        guard hasDotSegment else { return }
+        // Each step takes "/segment" off the input; the output is written
+        // over the same bytes, never ahead of the input.
+        var read = pathStart
+        var write = pathStart
+        while read < end {
+            var segmentEnd = read + 1
+            while segmentEnd < end && bytes[segmentEnd] != 0x2F { segmentEnd += 1 }
+            let length = segmentEnd - read - 1
+            let isDot = length == 1 && bytes[read + 1] == 0x2E
+            let isDotDot = length == 2 && bytes[read + 1] == 0x2E && bytes[read + 2] == 0x2E
+            if isDot || isDotDot {
+                if isDotDot {
+                    // Drop the last output segment with its "/".
+                    while write > pathStart {
+                        write -= 1
+                        if bytes[write] == 0x2F { break }
+                    }
+                }
+                read = segmentEnd
+                // "/." or "/.." at the end leaves the "/" of a directory.
+                if read == end {
+                    bytes[write] = 0x2F
+                    write += 1
+                }
+                continue
+            }
+            while read < segmentEnd {
+                bytes[write] = bytes[read]
+                write += 1
+                read += 1
+            }
+        }
+        output.truncate(to: write)
+    }
+
+    private enum DotSegmentKind { case plain, dots, encodedDots }
+
+    /// Whether a path segment is `.` or `..`, or would be once `%2E` is decoded.
+    private static func dotSegmentKind(_ segment: UnsafeBufferPointer<UInt8>) -> DotSegmentKind {
+        var dots = 0
+        var encoded = false
+        var index = 0
+        while index < segment.count {
+            if segment[index] == 0x2E {
+                index += 1
+            } else if segment[index] == 0x25, index + 2 < segment.count, segment[index + 1] == 0x32,
+                      segment[index + 2] | 0x20 == 0x65 {
+                encoded = true
+                index += 3
+            } else {
+                return .plain
+            }
+            dots += 1
+        }
+        guard dots == 1 || dots == 2 else { return .plain }
+        return encoded ? .encodedDots : .dots
     }
 
     @inline(__always)

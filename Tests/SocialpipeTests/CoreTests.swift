@@ -1,5 +1,5 @@
 import Glibc
-import Socialpipe
+@testable import Socialpipe
 import Testing
 
 // Focused tests of the core's pieces; the tools' behaviour is pinned end to
@@ -32,6 +32,22 @@ import Testing
         #expect(String(decoding: try RequestURL("https://www.example.net:8080/?q=1").baseURI, as: UTF8.self)
                 == "https://www.example.net:8080/")
         #expect(String(decoding: try RequestURL("https://[::1]:443/x").baseURI, as: UTF8.self) == "https://[::1]/x")
+    }
+
+    @Test func removesDotSegmentsAsLibcurlDoes() throws {
+        // RFC 3986 §5.2.4, and its §5.4 examples that apply to a path.
+        let cases = [
+            ("https://h.example/a/./b/../c?x=../y", "https://h.example/a/c?x=../y"),
+            ("https://h.example/..", "https://h.example/"), ("https://h.example/a/b/..", "https://h.example/a/"),
+            ("https://h.example/a/b/c/./../../g", "https://h.example/a/g"), ("https://h.example/a//../b", "https://h.example/a/b"),
+            ("https://h.example/../../x", "https://h.example/x"), ("https://h.example/a/.b/..c", "https://h.example/a/.b/..c"),
+        ]
+        for (given, sent) in cases {
+            #expect(try RequestURL(given).requestURL() == sent, "\(given)")
+        }
+        for encoded in ["https://h.example/a/%2e/b", "https://h.example/%2E%2e", "https://h.example/a/.%2E/b"] {
+            #expect(throws: RequestURL.Invalid.self, "\(encoded)") { try RequestURL(encoded) }
+        }
     }
 
     @Test func refusesWhatCannotBeSigned() {
@@ -134,6 +150,35 @@ import Testing
         #expect(record["consumer_secret"]?.string == "s")
     }
 
+    @Test func secretKeysMatchWhateverTheirCase() throws {
+        for key in ["Consumer_Secret", "TOKEN_SECRET", "Access_Token", "PASSWORD", "Bearer_Token"] {
+            #expect(Redaction.isSecret(key), "\(key)")
+        }
+        for key in ["Pagination_Token", "NEXT_TOKEN", "token", "secretive", "passwords"] {
+            #expect(!Redaction.isSecret(key), "\(key)")
+        }
+        let record = try JSON.parse(#"{"Consumer_Secret":"s","TOKEN_SECRET":"t","url":"u"}"#).get()
+        #expect(Redaction.redacted(record).dumped() == #"{"Consumer_Secret":"[redacted]","TOKEN_SECRET":"[redacted]","url":"u"}"#)
+    }
+
+    @Test func rawLinesLoseTheValuesOfSecretKeys() {
+        func raw(_ text: String) -> String {
+            String(decoding: Redaction.redactedRaw(Array(text.utf8)), as: UTF8.self)
+        }
+        #expect(raw(#"{"consumer_secret":"S3CR3T",}"#) == #"{"consumer_secret":"[redacted]",}"#)
+        #expect(raw(#"{"a":"b", "Token_Secret" : "x\"y" "#) == #"{"a":"b", "Token_Secret" : "[redacted]" "#)
+        // Cut short inside the value, or the value is not a string.
+        #expect(raw(#"{"url":"u","access_token":"abcdef"#) == #"{"url":"u","access_token":"[redacted]""#)
+        #expect(raw(#"{"app_secret":12345,"x":1"#) == #"{"app_secret":"[redacted]","x":1"#)
+        #expect(raw(#"{"app_secret":["a",{"b":"c"}],"x":1"#) == #"{"app_secret":"[redacted]","x":1"#)
+        // An escaped key still names the secret; a secret-looking value is not a key.
+        #expect(raw(#"{"consumer\u005fsecret":"S"#) == #"{"consumer\u005fsecret":"[redacted]""#)
+        #expect(raw(#"{"name":"consumer_secret","v":"kept"#) == #"{"name":"consumer_secret","v":"kept"#)
+        #expect(raw(#"{"pagination_token":"p1",,}"#) == #"{"pagination_token":"p1",,}"#)
+        #expect(raw(#"{"consumer_secret" "S3CR3T"}"#) == #"{"consumer_secret" "[redacted]"}"#)
+        #expect(raw(#"["consumer_secret", "kept"]"#) == #"["consumer_secret", "kept"]"#)
+    }
+
     @Test func urlsAndHeadersForLogs() {
         #expect(Redaction.redactedURL("https://g.example/v1/me?fields=id&access_token=abc")
                 == "https://g.example/v1/me?fields=id&access_token=[redacted]")
@@ -177,6 +222,39 @@ import Testing
         }
         close(ends[0])
         #expect(seen == ["1:one", "4:long 40", "5:last"])
+    }
+
+    @Test func aLongLineArrivingInManyReadsIsSearchedOnce() {
+        // A 4 MiB line written 64 KiB at a time: searching the whole line
+        // again after every read would look at 128 MiB.
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let chunk = [UInt8](repeating: 0x61, count: 64 * 1024)
+        let reader = LineReader(fd: ends[0], maxLine: 8 << 20)
+        for _ in 0..<64 {
+            _ = chunk.withUnsafeBufferPointer { write(ends[1], $0.baseAddress, $0.count) }
+            reader.fill()
+            #expect(reader.nextLine() == nil)
+            #expect(!reader.hasBufferedLine)
+        }
+        _ = [UInt8(0x0A)].withUnsafeBufferPointer { write(ends[1], $0.baseAddress, 1) }
+        reader.fill()
+        guard case .text(_, let bytes) = reader.nextLine() else {
+            Issue.record("the line did not come out")
+            return
+        }
+        #expect(bytes.count == 64 * chunk.count)
+        #expect(reader.bytesSearched <= 2 * (64 * chunk.count + 1))
+        close(ends[0])
+        close(ends[1])
+    }
+}
+
+@Suite struct DiagnosticsTests {
+    @Test func controlCharactersAreEscaped() {
+        #expect(Diagnostics.escapingControlCharacters("plain é") == "plain é")
+        #expect(Diagnostics.escapingControlCharacters("X\nline 99: input: fake\r\t\u{1B}[2J\u{9B}\u{7F}")
+                == "X\\nline 99: input: fake\\r\\t\\u{1b}[2J\\u{9b}\\u{7f}")
     }
 }
 
