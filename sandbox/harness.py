@@ -3,6 +3,7 @@
     import harness
     with harness.Sandbox.start() as sb:                 # default-config.json
         sb.fault("status", match={"method": "POST", "path": "/2/tweets"}, status=503, retry_after=1)
+        sb.control(x_page_shape="ragged")               # following pages of 0, 1, ceil(n/2), n, ...
         ... run something against sb.url ...
         assert sb.posts()["counts"] == {"hello": 1}
 
@@ -151,8 +152,10 @@ class Sandbox:
             raise SandboxError("%s %s: %s %s" % (method, path, e.code, e.read().decode("utf-8", "replace")))
 
     def control(self, **body):
-        """POST /__control with these keys, e.g. control(latency_ms=20) or
-        control(fault={...}). Returns the reply ({"ok": true, "fault_ids": [...]})."""
+        """POST /__control with these keys (README section 6), e.g.
+        control(latency_ms=20), control(fault={...}), control(x_page_shape="ragged"),
+        control(post_caps={"user": {"limit": 1, "window": 86400}}). Returns the
+        reply ({"ok": true, "fault_ids": [...]}); a refused body raises SandboxError."""
         return self._call("POST", "/__control", body)
 
     def fault(self, kind, match=None, **fields):
@@ -168,7 +171,8 @@ class Sandbox:
 
     def clear(self):
         """Back to the state right after start: no faults, latency, revocations,
-        log, posts, rate-limit windows or nonces."""
+        log, posts, rate-limit windows or nonces; configured limits and caps;
+        page shape "full"."""
         return self.control(reset=True)
 
     reset = clear

@@ -42,8 +42,8 @@ REASONS = {s.value: s.phrase for s in http.HTTPStatus}
 
 CONTROL_KEYS = ("reset", "clear_faults", "clear_log", "clear_posts", "reset_rate_limits", "latency_ms",
                 "fault", "faults", "revoke_token", "revoke_tokens", "expire_token", "expire_tokens",
-                "restore_token", "restore_tokens", "rate_limits", "facebook_limits", "usage_cap",
-                "permission", "permissions")
+                "restore_token", "restore_tokens", "rate_limits", "post_caps", "facebook_limits", "usage_cap",
+                "permission", "permissions", "x_page_shape")
 
 
 def control_error(message):
@@ -97,16 +97,23 @@ def apply_control(world, body):
         for token in _list(body, "restore_token", "restore_tokens"):
             world.revoked.pop(token, None)
             world.expired.discard(token)
+        # A changed limit closes the open windows it governs: a window opened
+        # under the old limit must not outlive it (a 900 s window lowered to 3 s).
         if "rate_limits" in body:
-            if not isinstance(body["rate_limits"], dict):
-                raise ValueError("rate_limits must be an object")
-            for endpoint, spec in body["rate_limits"].items():
-                world.x_rate_limits[endpoint] = W._limit(spec, "rate_limits[%s]" % endpoint)
+            table = W.limit_table(body["rate_limits"], W.DEFAULT_X_RATE_LIMITS, "rate_limits", True)
+            for endpoint, spec in table.items():
+                world.x_rate_limits[endpoint] = spec
+                world.windows.drop(endpoint)
+        if "post_caps" in body:
+            table = W.limit_table(body["post_caps"], W.DEFAULT_X_POST_CAPS, "post_caps")
+            for scope, spec in table.items():
+                world.x_post_caps[scope] = spec
+                world.windows.drop(W.POST_CAP_BUCKETS[scope])
         if "facebook_limits" in body:
-            if not isinstance(body["facebook_limits"], dict):
-                raise ValueError("facebook_limits must be an object")
-            for name, spec in body["facebook_limits"].items():
-                world.fb_limits[name] = W._limit(spec, "facebook_limits.%s" % name)
+            table = W.limit_table(body["facebook_limits"], W.DEFAULT_FB_LIMITS, "facebook_limits")
+            for name, spec in table.items():
+                world.fb_limits[name] = spec
+                world.windows.drop(W.FB_LIMIT_BUCKETS[name])
         if "usage_cap" in body:
             cap = body["usage_cap"]
             if cap is None:
@@ -131,6 +138,10 @@ def apply_control(world, body):
                 perms.pop(perm.get("permission"), None)
             else:
                 perms[perm["permission"]] = perm["status"]
+        if "x_page_shape" in body:
+            if body["x_page_shape"] not in W.PAGE_SHAPES:
+                raise ValueError("x_page_shape must be one of %s" % ", ".join(W.PAGE_SHAPES))
+            world.x_page_shape = body["x_page_shape"]
     return fault_ids
 
 
@@ -191,21 +202,18 @@ def control(server, req):
 # Request classification and fault bodies
 
 def classify(req):
-    """(service, endpoint key) of an API request."""
+    """(service, endpoint key) of an API request. X owns /2/, /1.1/, /oauth2/
+    and /oauth/; every other path is the Graph API's, versioned or not (an
+    unversioned one other than the batch `POST /` gets Graph's code 100)."""
     if X.is_x_path(req.path):
         return "x", X.endpoint_for(req.method, req.path)
-    if G.is_graph_path(req.path) or (req.path == "/" and req.method == "POST"):
-        return "facebook", G.endpoint_for(req.method, req.path)
-    return None, None
+    return "facebook", G.endpoint_for(req.method, req.path)
 
 
 def dispatch(world, service, req):
     if service == "x":
         return X.handle(world, req)
-    if service == "facebook":
-        return G.handle(world, req)
-    return json_response(404, {"errors": [{"code": 34, "message": "Sorry, that page does not exist."}]},
-                         meta={"service": None})
+    return G.handle(world, req)
 
 
 def graph_fault_response(world, spec, req):

@@ -108,8 +108,8 @@ def error_body(code, message=None, subcode=None, type_=None, extra=None):
 
 
 def base_headers(version, trace):
-    return [("Content-Type", JSON_TYPE), ("facebook-api-version", "v%d.0" % version),
-            ("x-fb-trace-id", trace), ("x-fb-rev", "1000000")]
+    """Graph's own headers; Content-Type comes from json_response (JSON_TYPE)."""
+    return [("facebook-api-version", "v%d.0" % version), ("x-fb-trace-id", trace), ("x-fb-rev", "1000000")]
 
 
 class Call:
@@ -138,10 +138,6 @@ def split_version(path):
     rest = (m.group(3) or "/").strip("/")
     segments = [urllib.parse.unquote(s) for s in rest.split("/")] if rest else []
     return int(m.group(1)), int(m.group(2)), segments
-
-
-def is_graph_path(path):
-    return VERSION_RE.match(path) is not None
 
 
 def endpoint_key(method, segments):
@@ -204,12 +200,18 @@ def header_token(req):
 def handle(world, req):
     cfg = world.config
     meta = {"service": "facebook"}
-    if req.path == "/":
-        version, minor, segments = cfg.fb_latest, 0, []
-    else:
-        split = split_version(req.path)
-        version, minor, segments = split
     trace = trace_id()
+    split = split_version(req.path)
+    if req.path == "/" and req.method == "POST":
+        version, minor, segments = cfg.fb_latest, 0, []
+    elif split is None:
+        # Unversioned (or malformed-version) paths are refused in Graph's shape,
+        # before the token is looked at (README sections 5 and 8).
+        meta["endpoint"] = None
+        return error_response(GraphError(100, "Unknown path components: %s" % req.path), cfg.fb_latest,
+                              trace, meta)
+    else:
+        version, minor, segments = split
     meta["endpoint"] = endpoint_key(req.method, segments)
     params = request_params(req)
     token = params.get("access_token") or header_token(req)

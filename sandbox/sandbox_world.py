@@ -140,6 +140,19 @@ DEFAULT_FB_LIMITS = {"app": {"limit": 200, "window": 3600},
                      "page": {"limit": 4800, "window": 86400},
                      "feed_post": None}
 
+# Page shapes of following lists (control key x_page_shape). "ragged" cycles the
+# page sizes through RAGGED_CYCLE: an empty page, one account, ceil(n/2), then n
+# (n = max_results or count), so clients meet short and empty pages that still
+# carry a next token. The phase of the cycle travels inside the tokens.
+PAGE_SHAPES = ("full", "ragged")
+RAGGED_CYCLE = 4
+
+
+def ragged_page_size(phase, size):
+    """Accounts on a ragged page of the given phase when `size` were asked for."""
+    return (0, 1, (size + 1) // 2, size)[phase]
+
+
 X_APP_DEFAULTS = {"access_level": "read-write", "enrolled": True, "v1_access": True,
                   "usage_cap": None}
 
@@ -153,11 +166,18 @@ def _need(obj, key, kind, where):
     return value
 
 
-def _limit(spec, where):
+def _limit(spec, where, app_limit=False):
+    """A validated {"limit","window"[,"app_limit"]} (None stays None: no limit).
+    Keys other than those are refused, so a typo cannot pass silently."""
     if spec is None:
         return None
     if not isinstance(spec, dict):
         raise ConfigError("%s: must be an object with limit and window" % where)
+    known = ("limit", "window", "app_limit") if app_limit else ("limit", "window")
+    unknown = sorted(k for k in spec if k not in known)
+    if unknown:
+        raise ConfigError("%s: unknown key %s (known: %s)" % (where, ", ".join(map(repr, unknown)),
+                                                              ", ".join(known)))
     limit = spec.get("limit")
     window = spec.get("window")
     if not isinstance(limit, int) or limit < 0 or not isinstance(window, (int, float)) or window <= 0:
@@ -168,6 +188,18 @@ def _limit(spec, where):
             raise ConfigError("%s: app_limit must be an integer >= 0" % where)
         out["app_limit"] = spec["app_limit"]
     return out
+
+
+def limit_table(values, defaults, where, app_limit=False):
+    """Validates a table of named limits ({"NAME": spec}) whose names must be
+    among `defaults`; returns {name: spec}. Unknown names are refused."""
+    if not isinstance(values, dict):
+        raise ConfigError("%s: must be an object" % where)
+    unknown = sorted(k for k in values if k not in defaults)
+    if unknown:
+        raise ConfigError("%s: unknown key %s (known: %s)" % (where, ", ".join(map(repr, unknown)),
+                                                              ", ".join(defaults)))
+    return {name: _limit(spec, "%s[%s]" % (where, name), app_limit) for name, spec in values.items()}
 
 
 def _expiry(tok, started, where):
@@ -289,14 +321,11 @@ class Config:
                                   "created_at": tw.get("created_at", iso_time(started))}
         self.x_media_ids = set(str(m) for m in x.get("media_ids", []))
 
-        self.x_rate_limits = {}
-        limits = dict(DEFAULT_X_RATE_LIMITS)
-        limits.update(x.get("rate_limits", {}))
-        for endpoint, spec in limits.items():
-            self.x_rate_limits[endpoint] = _limit(spec, "x.rate_limits[%s]" % endpoint)
-        caps = dict(DEFAULT_X_POST_CAPS)
-        caps.update(x.get("post_caps", {}))
-        self.x_post_caps = {k: _limit(v, "x.post_caps.%s" % k) for k, v in caps.items()}
+        self.x_rate_limits = limit_table(DEFAULT_X_RATE_LIMITS, DEFAULT_X_RATE_LIMITS, "x.rate_limits", True)
+        self.x_rate_limits.update(limit_table(x.get("rate_limits", {}), DEFAULT_X_RATE_LIMITS,
+                                              "x.rate_limits", True))
+        self.x_post_caps = limit_table(DEFAULT_X_POST_CAPS, DEFAULT_X_POST_CAPS, "x.post_caps")
+        self.x_post_caps.update(limit_table(x.get("post_caps", {}), DEFAULT_X_POST_CAPS, "x.post_caps"))
         self.x_timestamp_window = float(x.get("timestamp_window", 300))
         dw = x.get("duplicate_window")
         self.x_duplicate_window = None if dw is None else float(dw)
@@ -379,9 +408,8 @@ class Config:
                                               "label": "app:%s" % aid, "expires": None,
                                               "issued_at": int(started), "scopes": []})
 
-        limits = dict(DEFAULT_FB_LIMITS)
-        limits.update(fb.get("limits", {}))
-        self.fb_limits = {k: _limit(v, "facebook.limits.%s" % k) for k, v in limits.items()}
+        self.fb_limits = limit_table(DEFAULT_FB_LIMITS, DEFAULT_FB_LIMITS, "facebook.limits")
+        self.fb_limits.update(limit_table(fb.get("limits", {}), DEFAULT_FB_LIMITS, "facebook.limits"))
         dw = fb.get("duplicate_window")
         self.fb_duplicate_window = None if dw is None else float(dw)
         self.fb_scheduled_min = float(fb.get("scheduled_min_seconds", 600))
@@ -450,6 +478,17 @@ class Windows:
 
     def clear(self):
         self.table.clear()
+
+    def drop(self, bucket):
+        """Closes every open window of one bucket (an X endpoint key,
+        "24h:user", "fb:page", ...): the next request opens a fresh one."""
+        for key in [k for k in self.table if k[0] == bucket]:
+            del self.table[key]
+
+
+# The window bucket each runtime-changeable limit counts in.
+POST_CAP_BUCKETS = {"user": "24h:user", "app": "24h:app"}
+FB_LIMIT_BUCKETS = {"app": "fb:app", "user": "fb:user", "page": "fb:page", "feed_post": "fb:feed"}
 
 
 # ---------------------------------------------------------------------------
@@ -562,6 +601,8 @@ class World:
         self.fb_posts = {}         # post id -> post
         self.fb_page_posts = collections.defaultdict(list)
         self.x_rate_limits = dict(cfg.x_rate_limits)
+        self.x_post_caps = dict(cfg.x_post_caps)
+        self.x_page_shape = "full"
         self.fb_limits = dict(cfg.fb_limits)
         self.usage_caps = {k: a["usage_cap"] for k, a in cfg.x_apps.items() if a.get("usage_cap")}
         self.fb_permissions = {uid: dict(u["permissions"]) for uid, u in cfg.fb_users.items()}
@@ -653,6 +694,8 @@ class World:
             "revoked": sorted(self._label(t) for t in self.revoked),
             "expired": sorted(self._label(t) for t in self.expired),
             "x_rate_limits": self.x_rate_limits,
+            "x_post_caps": self.x_post_caps,
+            "x_page_shape": self.x_page_shape,
             "facebook_limits": self.fb_limits,
             "usage_caps": self.usage_caps,
             "verify_signatures": self.verify_signatures,

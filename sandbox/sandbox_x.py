@@ -17,9 +17,10 @@ from oauthlib.oauth1.rfc5849 import utils as oauth_utils
 from twitter_text import parse_tweet
 
 import sandbox_world as W
-from sandbox_http import json_response
+from sandbox_http import Response, dumps, json_response
 
 PROBLEM_JSON = "application/problem+json"
+JSON_TYPE = "application/json; charset=utf-8"
 NUMERIC_ID = re.compile(r"[0-9]{1,19}")
 USERNAME = re.compile(r"[A-Za-z0-9_]{1,15}")
 
@@ -426,7 +427,8 @@ def handle(world, req):
         if auth.kind not in kinds:
             return legacy(220, meta=meta)
         if writes and app["access_level"] != "read-write":
-            return legacy(261, meta=meta)
+            return json_response(401, {"request": req.path, "error": "Read-only application cannot POST."},
+                                 meta=meta)
 
     spec = world.x_rate_limits.get(endpoint)
     with world.lock:
@@ -647,7 +649,15 @@ def users_by_ids(world, req, auth, arg, now, meta):
 
 
 # ---------------------------------------------------------------------------
-# Following lists: account i of user u is computed from the index.
+# Following lists: account i of user u is computed from the index, never stored.
+# Pages are written as JSON text directly when only the default fields are
+# asked for, so walking a 1,000,000-account list costs little per page.
+
+# Positions fit in 40 bits (10**12 generated accounts plus the configured
+# follows); the bits above them in a token or cursor carry the ragged phase.
+POSITION_BITS = 40
+POSITION_MASK = (1 << POSITION_BITS) - 1
+
 
 def account_at(u, i):
     """(configured user or None, generated index or None) of position i."""
@@ -657,16 +667,40 @@ def account_at(u, i):
     return None, (u["seed"] + (i - len(follows)) * W.GENERATED_STRIDE) % W.GENERATED_SPACE
 
 
+def generated_steps(u, start, end):
+    """For positions start..end-1 (all past the configured follows): the values
+    whose remainders mod GENERATED_SPACE are the generated indices there."""
+    stride = W.GENERATED_STRIDE
+    first = u["seed"] + (start - len(u["follows"])) * stride
+    return range(first, first + (end - start) * stride, stride)
+
+
+def list_hidden(u, auth):
+    """A protected account's following list is visible to that account only."""
+    return bool(u.get("protected")) and (auth.user is None or auth.user["id"] != u["id"])
+
+
+def page_span(world, start, phase, size, total):
+    """(end, phase of the next page) of a page that starts at `start` when
+    `size` accounts were asked for, in the current page shape."""
+    if world.x_page_shape == "ragged":
+        n, phase = W.ragged_page_size(phase, size), (phase + 1) % W.RAGGED_CYCLE
+    else:
+        n, phase = size, 0
+    return max(start, min(total, start + n)), phase
+
+
 def _check(user_id, bits):
     return W._seed("cursor:" + user_id) & ((1 << bits) - 1)
 
 
-def encode_page_token(user_id, position):
-    raw = position.to_bytes(6, "big") + _check(user_id, 32).to_bytes(4, "big")
+def encode_page_token(user_id, position, phase=0):
+    raw = ((phase << POSITION_BITS) | position).to_bytes(6, "big") + _check(user_id, 32).to_bytes(4, "big")
     return base64.b32hexencode(raw).decode("ascii").lower()
 
 
 def decode_page_token(user_id, token):
+    """(position, ragged phase) of a token of this user's list, else None."""
     if len(token) != 16:
         return None
     try:
@@ -675,37 +709,70 @@ def decode_page_token(user_id, token):
         return None
     if int.from_bytes(raw[6:], "big") != _check(user_id, 32):
         return None
-    return int.from_bytes(raw[:6], "big")
+    value = int.from_bytes(raw[:6], "big")
+    if value >> POSITION_BITS >= W.RAGGED_CYCLE:
+        return None
+    return value & POSITION_MASK, value >> POSITION_BITS
 
 
-def encode_cursor(user_id, position):
-    return (1 << 60) | (position << 16) | _check(user_id, 16)
+def encode_cursor(user_id, position, phase=0):
+    return (1 << 60) | (phase << 56) | (position << 16) | _check(user_id, 16)
 
 
 def decode_cursor(user_id, cursor):
+    """(position, ragged phase) of a v1.1 cursor of this user's list, else None."""
     value = abs(cursor)
     if not value >> 60 or value & 0xFFFF != _check(user_id, 16):
         return None
-    return (value & ((1 << 60) - 1)) >> 16
+    phase = (value >> 56) & 0xF
+    if phase >= W.RAGGED_CYCLE:
+        return None
+    return (value >> 16) & POSITION_MASK, phase
 
 
 def page_of_users(world, u, start, end, fields):
+    """The user objects at positions start..end-1 (with `fields`)."""
     cfg_users = world.config.x_users
     out = []
-    if not fields:
-        base = W.GENERATED_ID_BASE
-        for i in range(start, end):
-            configured, g = account_at(u, i)
-            if configured is not None:
-                c = cfg_users[configured]
-                out.append({"id": c["id"], "name": c["name"], "username": c["username"]})
-            else:
-                out.append({"id": str(base + g), "name": "Account %d" % g, "username": "u%d" % g})
-        return out
     for i in range(start, end):
         configured, g = account_at(u, i)
         out.append(user_object(cfg_users[configured] if configured is not None else W.generated_user(g), fields))
     return out
+
+
+def default_users_text(world, u, start, end):
+    """The JSON text (without brackets) of the default-field user objects at
+    positions start..end-1: what dumps(page_of_users(..., [])) would give."""
+    follows = u["follows"]
+    parts = []
+    for i in range(start, min(end, len(follows))):
+        c = world.config.x_users[follows[i]]
+        parts.append(dumps({"id": c["id"], "name": c["name"], "username": c["username"]}).decode("utf-8"))
+    lo = max(start, len(follows))
+    if end > lo:
+        base, space = W.GENERATED_ID_BASE, W.GENERATED_SPACE
+        parts.extend(['{"id":"%d","name":"Account %d","username":"u%d"}' % (base + g, g, g)
+                      for g in [x % space for x in generated_steps(u, lo, end)]])
+    return ",".join(parts)
+
+
+def ids_text(u, start, end, stringify):
+    """The JSON text (without brackets) of the ids at positions start..end-1."""
+    follows = u["follows"]
+    ids = [f if stringify else str(int(f)) for f in follows[start:min(end, len(follows))]]
+    lo = max(start, len(follows))
+    if end > lo:
+        base, space = W.GENERATED_ID_BASE, W.GENERATED_SPACE
+        ids.extend([str(base + x % space) for x in generated_steps(u, lo, end)])
+    if not ids:
+        return ""
+    return '"' + '","'.join(ids) + '"' if stringify else ",".join(ids)
+
+
+def not_authorized_error(world, user_id):
+    return {"value": user_id, "detail": "Sorry, you are not authorized to see the user with id: [%s]." % user_id,
+            "title": "Authorization Error", "resource_type": "user", "parameter": "id", "resource_id": user_id,
+            "type": problem_type(world, "not-authorized-for-resource")}
 
 
 def following(world, req, auth, user_id, now, meta):
@@ -732,26 +799,31 @@ def following(world, req, auth, user_id, now, meta):
     u = find_user(world, user_id)
     if u is None:
         return json_response(200, {"errors": [not_found_error(world, user_id, "id", "id")]}, meta=meta)
-    start = 0
+    if list_hidden(u, auth):
+        return json_response(200, {"errors": [not_authorized_error(world, user_id)]}, meta=meta)
+    start, phase = 0, 0
     if "pagination_token" in q:
         token = q["pagination_token"]
-        start = decode_page_token(user_id, token)
-        if start is None:
+        decoded = decode_page_token(user_id, token)
+        if decoded is None:
             return invalid_request(world, [param_error(
                 "pagination_token", [token], "The `pagination_token` query parameter value [%s] is not valid"
                 % token)], meta=meta)
+        start, phase = decoded
     total = following_total(u)
-    end = min(total, start + max_results)
-    body = {}
-    meta_out = {"result_count": max(0, end - start)}
-    if end > start:
-        body["data"] = page_of_users(world, u, start, end, fields)
-        if end < total:
-            meta_out["next_token"] = encode_page_token(user_id, end)
-        if start > 0:
-            meta_out["previous_token"] = encode_page_token(user_id, max(0, start - max_results))
-    body["meta"] = meta_out
-    return json_response(200, body, meta=meta)
+    end, next_phase = page_span(world, start, phase, max_results, total)
+    meta_out = {"result_count": end - start}
+    if start < total and end < total:
+        meta_out["next_token"] = encode_page_token(user_id, end, next_phase)
+    if 0 < start < total:
+        meta_out["previous_token"] = encode_page_token(user_id, max(0, start - max_results))
+    if end == start:
+        return json_response(200, {"meta": meta_out}, meta=meta)
+    if fields:
+        return json_response(200, {"data": page_of_users(world, u, start, end, fields), "meta": meta_out},
+                             meta=meta)
+    text = '{"data":[%s],"meta":%s}' % (default_users_text(world, u, start, end), dumps(meta_out).decode("ascii"))
+    return Response(200, text.encode("utf-8"), [("Content-Type", JSON_TYPE)], meta)
 
 
 def friends_ids(world, req, auth, arg, now, meta):
@@ -766,16 +838,19 @@ def friends_ids(world, req, auth, arg, now, meta):
         u = None
     if u is None:
         return legacy(50, meta=meta)
-    start = 0
+    if list_hidden(u, auth):
+        return json_response(401, {"request": req.path, "error": "Not authorized."}, meta=meta)
+    start, phase = 0, 0
     cursor = q.get("cursor", "-1")
     try:
         cursor_value = int(cursor)
     except ValueError:
         return legacy(44, meta=meta)
     if cursor_value not in (-1, 0):
-        start = decode_cursor(u["id"], cursor_value)
-        if start is None:
+        decoded = decode_cursor(u["id"], cursor_value)
+        if decoded is None:
             return legacy(44, meta=meta)
+        start, phase = decoded
     try:
         count = int(q.get("count", "5000"))
     except ValueError:
@@ -783,19 +858,13 @@ def friends_ids(world, req, auth, arg, now, meta):
     count = max(1, min(5000, count))
     stringify = q.get("stringify_ids", "").lower() in ("true", "1", "t")
     total = following_total(u)
-    end = min(total, start + count)
-    ids = []
-    for i in range(start, end):
-        configured, g = account_at(u, i)
-        ids.append(configured if configured is not None else str(W.GENERATED_ID_BASE + g))
-    if not stringify:
-        ids = [int(i) for i in ids]
-    next_cursor = encode_cursor(u["id"], end) if end < total else 0
+    end, next_phase = page_span(world, start, phase, count, total)
+    next_cursor = encode_cursor(u["id"], end, next_phase) if start < total and end < total else 0
     previous_cursor = -encode_cursor(u["id"], max(0, start - count)) if start > 0 else 0
-    return json_response(200, {"ids": ids, "next_cursor": next_cursor, "next_cursor_str": str(next_cursor),
-                               "previous_cursor": previous_cursor,
-                               "previous_cursor_str": str(previous_cursor), "total_count": None},
-                         meta=meta)
+    text = ('{"ids":[%s],"next_cursor":%d,"next_cursor_str":"%d","previous_cursor":%d,'
+            '"previous_cursor_str":"%d","total_count":null}'
+            % (ids_text(u, start, end, stringify), next_cursor, next_cursor, previous_cursor, previous_cursor))
+    return Response(200, text.encode("ascii"), [("Content-Type", JSON_TYPE)], meta)
 
 
 def verify_credentials(world, req, auth, arg, now, meta):
@@ -1022,7 +1091,7 @@ def is_duplicate(texts, text, window, now):
 
 def cap_exhausted(world, user_id, app_key, now):
     for scope, key in (("user", user_id), ("app", app_key)):
-        spec = world.config.x_post_caps.get(scope)
+        spec = world.x_post_caps.get(scope)
         if spec and world.windows.peek(("24h:" + scope, key), spec["window"], now).count >= spec["limit"]:
             return True
     return False
@@ -1031,7 +1100,7 @@ def cap_exhausted(world, user_id, app_key, now):
 def post_cap_headers(world, user_id, app_key, now, consume=False):
     headers = []
     for scope, key in (("user", user_id), ("app", app_key)):
-        spec = world.config.x_post_caps.get(scope)
+        spec = world.x_post_caps.get(scope)
         if not spec:
             continue
         w = world.windows.peek(("24h:" + scope, key), spec["window"], now)

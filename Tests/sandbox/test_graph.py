@@ -2,9 +2,11 @@
 appsecret_proof, batch requests, versions and error objects."""
 import hashlib
 import hmac
+import http.client
 import json
 import time
 
+import pytest
 import requests
 
 G = "/v27.0"
@@ -325,3 +327,57 @@ def test_appsecret_proof_in_batch_covers_the_top_level_token_only(sb, fb):
     assert slots[2]["code"] == 200
     # Item 1 names the token itself, so the top-level proof does not reach it.
     assert slots[1]["code"] == 400
+
+
+# -- headers and unversioned paths ----------------------------------------------------------------
+
+def raw(sb, method, path, body=None, headers=None):
+    """(status, header values by lowercase name, body) as sent on the wire: repeated headers stay apart."""
+    conn = http.client.HTTPConnection("127.0.0.1", sb.port, timeout=10)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        resp = conn.getresponse()
+        seen = {}
+        for name, value in resp.getheaders():
+            seen.setdefault(name.lower(), []).append(value)
+        return resp.status, seen, resp.read()
+    finally:
+        conn.close()
+
+
+def test_every_graph_response_carries_content_type_once(sb, fb):
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    sb.fault("status", match={"path": "/v27.0/%s/feed" % fb["page_id"]}, status=503)
+    requests_ = [
+        ("GET", "/v27.0/me?access_token=" + fb["user_token"], None, None),             # success
+        ("GET", "/v27.0/me", None, None),                                              # error 104
+        ("GET", "/v27.0/me?access_token=nope", None, None),                            # 190 + WWW-Authenticate
+        ("GET", "/v3.1/me?access_token=" + fb["user_token"], None, None),              # 2635
+        ("GET", "/v27.5/me?access_token=" + fb["user_token"], None, None),             # 100
+        ("POST", "/v27.0/%s/feed" % fb["page_id"], "message=m&access_token=" + fb["page_token"], form),  # fault
+        ("POST", "/v27.0/", "batch=%5B%7B%22relative_url%22%3A%22me%22%7D%5D&access_token=" + fb["page_token"],
+         form),                                                                        # batch
+        ("POST", "/", "batch=%5B%7B%22relative_url%22%3A%22me%22%7D%5D&access_token=" + fb["page_token"], form),
+        ("GET", "/me?access_token=" + fb["user_token"], None, None),                   # unversioned
+        ("GET", "/2/users/by/username/jack", None, {"Authorization": "Bearer sandbox-bearer-token"}),  # X
+    ]
+    for method, path, body, headers in requests_:
+        status, seen, _ = raw(sb, method, path, body, headers)
+        assert len(seen["content-type"]) == 1, (path, status, seen["content-type"])
+        assert len(seen["content-length"]) == 1, path
+
+
+@pytest.mark.parametrize("method,path", [("GET", "/me"), ("GET", "/me/accounts"), ("GET", "/debug_token"),
+                                         ("POST", "/200000000000001/feed"), ("GET", "/v27/me"),
+                                         ("DELETE", "/me/permissions"), ("GET", "/")])
+def test_unversioned_graph_paths_answer_in_graph_shape(sb, fb, method, path):
+    r = requests.request(method, sb.url + path, params={"access_token": fb["user_token"]})
+    assert r.status_code == 400
+    assert r.headers["Content-Type"] == "application/json; charset=UTF-8"
+    assert r.headers["facebook-api-version"] == "v27.0"
+    assert r.json() == {"error": {"message": "Unknown path components: %s" % path, "type": "OAuthException",
+                                  "code": 100, "is_transient": False,
+                                  "fbtrace_id": r.headers["x-fb-trace-id"]}}
+    entry = sb.log()[-1]
+    assert (entry["service"], entry["endpoint"], entry["status"], entry["auth"]) == ("facebook", None, 400, None)
+    assert sb.posts()["total"] == 0

@@ -102,3 +102,10 @@ def test_readme_documents_every_control_key_fault_kind_and_default_credential():
         assert app["id"] in README and app["secret"] in README
     for endpoint in sandbox_world.DEFAULT_X_RATE_LIMITS:
         assert endpoint in README, endpoint
+
+
+def test_readme_names_no_machine_path_and_every_default_user():
+    README = README_PATH.read_text(encoding="utf-8")
+    assert "/work/" not in README and "../shared/docs/reference/x-api.md" in README
+    for user in harness.default_config()["x"]["users"]:
+        assert "| `%s` | `%s` |" % (user["id"], user["username"]) in README, user["username"]

@@ -1,6 +1,8 @@
 """Rate limits: per endpoint and token, x-rate-limit-* headers, 24-hour posting
 headers and caps, usage caps, and the Graph API's usage headers and codes."""
 import json
+import subprocess
+import sys
 import time
 
 import pytest
@@ -150,3 +152,77 @@ def test_graph_custom_feed_limit_is_613(fb):
         assert requests.post(url, data={"message": "one", "access_token": fb["page_token"]}).status_code == 200
         r = requests.post(url, data={"message": "two", "access_token": fb["page_token"]})
         assert (r.status_code, r.json()["error"]["code"]) == (400, 613)
+
+
+# -- runtime changes through the control API --------------------------------------------------
+
+def test_changing_a_limit_resets_the_open_windows_of_that_endpoint(rl, demo):
+    bearer = {"Authorization": "Bearer sandbox-bearer-token"}
+    # Another endpoint's exhausted window is left alone.
+    assert [requests.get(rl.url + "/2/users/by/username/jack", headers=bearer).status_code
+            for _ in range(3)] == [200, 200, 429]
+    rl.control(rate_limits={"GET /2/users/me": {"limit": 1, "window": 900}})
+    assert requests.get(rl.url + "/2/users/me", auth=oauth(demo)).status_code == 200
+    r = requests.get(rl.url + "/2/users/me", auth=oauth(demo))
+    assert r.status_code == 429 and rate(r)[2] >= time.time() + 800
+    # Lowering the window must not leave the 900 s window open (tweepy slept 902 s).
+    rl.control(rate_limits={"GET /2/users/me": {"limit": 1, "window": 3}})
+    r = requests.get(rl.url + "/2/users/me", auth=oauth(demo))
+    assert (r.status_code, rate(r)[:2]) == (200, (1, 0))
+    assert rate(r)[2] <= time.time() + 4
+    assert requests.get(rl.url + "/2/users/by/username/jack", headers=bearer).status_code == 429
+
+
+def test_post_caps_through_the_control_api(rl, demo):
+    rl.control(post_caps={"user": {"limit": 1, "window": 3600}})
+    assert rl.state()["x_post_caps"]["user"] == {"limit": 1, "window": 3600.0}
+    rs = [requests.post(rl.url + "/2/tweets", json={"text": "capped %d" % i}, auth=oauth(demo)) for i in range(2)]
+    assert [r.status_code for r in rs] == [201, 429]
+    assert [r.headers["x-user-limit-24hour-remaining"] for r in rs] == ["0", "0"]
+    assert rs[1].headers["x-user-limit-24hour-limit"] == "1"
+    assert int(rs[1].headers["x-user-limit-24hour-reset"]) >= time.time() + 3500
+    r = requests.post(rl.url + "/1.1/statuses/update.json", data={"status": "capped v1.1"}, auth=oauth(demo))
+    assert (r.status_code, r.json()["errors"][0]["code"]) == (403, 185)
+    # Changing a cap restarts its count; null lifts it (and its headers).
+    rl.control(post_caps={"user": {"limit": 2, "window": 60}})
+    r = requests.post(rl.url + "/2/tweets", json={"text": "capped 2"}, auth=oauth(demo))
+    assert (r.status_code, r.headers["x-user-limit-24hour-remaining"]) == (201, "1")
+    rl.control(post_caps={"user": None, "app": {"limit": 1, "window": 60}})
+    r = requests.post(rl.url + "/2/tweets", json={"text": "capped 3"}, auth=oauth(demo))
+    assert r.status_code == 201 and "x-user-limit-24hour-limit" not in r.headers
+    assert r.headers["x-app-limit-24hour-remaining"] == "0"
+    assert requests.post(rl.url + "/2/tweets", json={"text": "capped 4"}, auth=oauth(demo)).status_code == 429
+    # reset goes back to the configured caps (user 3 / 60 in this module).
+    rl.clear()
+    assert rl.state()["x_post_caps"] == {"user": {"limit": 3, "window": 60.0}, "app": {"limit": 100, "window": 60.0}}
+    for bad in ({"users": {"limit": 1, "window": 60}}, {"user": {"limit": 1, "window": 60, "app_limit": 1}},
+                {"user": {"limit": -1, "window": 60}}, []):
+        with pytest.raises(harness.SandboxError) as info:
+            rl.control(post_caps=bad)
+        assert "400" in str(info.value) and "post_caps" in str(info.value)
+
+
+@pytest.mark.parametrize("limits,named", [
+    ({"GET /2/user/me": {"limit": 1, "window": 60}}, "GET /2/user/me"),
+    ({"GET /2/users/me": {"limit": 1, "window": 60, "limt": 2}}, "limt"),
+    ({"GET /2/users/me": {"limit": 1, "window": 60}, "get /2/users/me": {"limit": 1, "window": 60}},
+     "get /2/users/me"),
+])
+def test_unknown_rate_limit_keys_are_refused_by_the_control_api(rl, demo, limits, named):
+    before = rl.state()["x_rate_limits"]
+    with pytest.raises(harness.SandboxError) as info:
+        rl.control(rate_limits=limits)
+    assert "400" in str(info.value) and named in str(info.value)
+    assert rl.state()["x_rate_limits"] == before
+
+
+def test_unknown_rate_limit_keys_are_refused_in_the_config(tmp_path):
+    for limits, named in (({"GET /2/users/following": {"limit": 1, "window": 60}}, "GET /2/users/following"),
+                          ({"POST /2/tweets": {"limit": 1, "window": 60, "windows": 2}}, "windows")):
+        cfg = harness.merged_config(x={"rate_limits": limits})
+        path = tmp_path / "config.json"
+        path.write_text(json.dumps(cfg))
+        proc = subprocess.run([sys.executable, str(harness.SERVER), "--port", "0", "--config", str(path)],
+                              capture_output=True, timeout=20)
+        assert proc.returncode == 2 and proc.stdout == b""
+        assert named in proc.stderr.decode() and "x.rate_limits" in proc.stderr.decode()

@@ -96,7 +96,10 @@ def test_auth_kinds_on_v11(sb, demo):
     ro = OAuth1("sandbox-readonly-consumer-key", "sandbox-readonly-consumer-secret",
                 "1000000000000000001-sandboxreadonlytoken", "sandbox-readonly-token-secret")
     r = requests.post(sb.url + "/1.1/statuses/update.json", data={"status": "ro"}, auth=ro)
-    assert (r.status_code, r.json()["errors"][0]["code"]) == (403, 261)
+    assert (r.status_code, r.json()) == (401, {"request": "/1.1/statuses/update.json",
+                                               "error": "Read-only application cannot POST."})
+    assert "x-rate-limit-limit" not in r.headers and sb.posts()["total"] == 0
+    assert requests.get(sb.url + "/1.1/friends/ids.json", auth=ro).status_code == 200
     r = requests.get(sb.url + "/1.1/account/verify_credentials.json", auth=oauth(demo))
     assert r.json()["id_str"] == demo["user_id"] and r.json()["friends_count"] == 2500
 
