@@ -23,6 +23,9 @@
 #pragma weak curl_slist_append
 #pragma weak curl_slist_free_all
 
+/* Whether the tool was linked with libcurl: without it the weak references
+   are null, and the core refuses to start instead of crashing. */
+static inline int sp_curl_linked(void) { return curl_multi_init != 0 && curl_easy_init != 0; }
 static inline CURLcode sp_global_init(long flags) { return curl_global_init(flags); }
 static inline CURL *sp_easy_init(void) { return curl_easy_init(); }
 static inline void sp_easy_cleanup(CURL *h) { curl_easy_cleanup(h); }

@@ -14,13 +14,15 @@ struct SignedRequest {
 /// Every record is read in place from the parsed document and signed in
 /// buffers kept for the whole run: the only allocation per record is the
 /// result handed to the output.
-final class RequestSigner: RecordHandler {
+final class RequestSigner: RecordTool {
     static let formType: StaticString = "application/x-www-form-urlencoded"
 
-    let credentials: CredentialStore
+    let credentials: TwitterCredentialSource
     let defaultKey: RSAPrivateKey?
+    /// How each signed request is written.
+    let format: OutputFormat
     /// Whether the output format sends requests (curl, header) rather than the envelope.
-    let needsRequest: Bool
+    private var needsRequest: Bool { format != .json }
     let crypto = Crypto()
     let signer: OAuth1Signer
     var keys: [String: RSAPrivateKey] = [:]
@@ -37,27 +39,38 @@ final class RequestSigner: RecordHandler {
     private let scratch = ByteBuffer(capacity: 128)
     /// The credentials in use, raw.
     private let secrets = ByteBuffer(capacity: 256)
+    /// The last record's result, as JSON text.
     private let result = ByteBuffer(capacity: 2048)
     /// The record's `params`, pointing into its parsed document.
     private var parameters: [(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>)] = []
 
-    init(credentials: CredentialStore, defaultKey: RSAPrivateKey?, needsRequest: Bool) {
+    init(credentials: TwitterCredentialSource, defaultKey: RSAPrivateKey?, format: OutputFormat) {
         self.credentials = credentials
         self.defaultKey = defaultKey
-        self.needsRequest = needsRequest
+        self.format = format
         signer = OAuth1Signer(crypto: crypto)
         parameters.reserveCapacity(16)
     }
 
-    func handle(_ record: Record, reply: Reply) {
+    func start(_ record: Record, reply: Reply) -> Job? {
         do throws(RecordError) {
-            let (result, request) = try sign(record)
-            reply.succeed(text: result, attachment: request)
+            let request = try sign(record)
+            switch format {
+            case .json:
+                reply.succeed(resultText: result.bytes)
+            case .header, .curl:
+                guard let request else { break }
+                var line = format == .header ? "Authorization: " + request.authorization : curl.block(for: request, line: reply.line)
+                line.withUTF8 { reply.writeLine($0) }
+            }
             reply.finish()
         } catch {
             reply.complete(.failure(error))
         }
+        return nil
     }
+
+    private let curl = CurlConfig()
 
     /// The members of a record this tool reads, found in one pass over it.
     struct Fields {
@@ -143,7 +156,9 @@ final class RequestSigner: RecordHandler {
 
     func methodIs(_ name: StaticString) -> Bool { RawBytes.equal(method.bytes, name) }
 
-    func sign(_ record: Record) throws(RecordError) -> ([UInt8], SignedRequest?) {
+    /// Signs `record`: the JSON result is left in `result`; the request as it
+    /// is to be sent comes back for the text formats.
+    func sign(_ record: Record) throws(RecordError) -> SignedRequest? {
         let fields = Fields(record)
         guard let methodText = try Self.string(fields.method, "method") else { throw .input("method is required") }
         setMethod(methodText)
@@ -263,7 +278,7 @@ final class RequestSigner: RecordHandler {
 
         result.removeAll()
         result.append("{\"method\":")
-        JSONText.appendString(method.bytes, to: result)
+        result.appendJSONString(method.bytes)
         result.append(",\"url\":")
         appendUnescaped(url.bytes)
         result.append(",\"base_string\":")
@@ -271,7 +286,7 @@ final class RequestSigner: RecordHandler {
         result.append(",\"signature\":")
         appendUnescaped(signature)
         result.append(",\"authorization\":")
-        JSONText.appendString(signer.authorization.bytes, to: result)
+        result.appendJSONString(signer.authorization.bytes)
         result.append(",\"oauth\":{")
         var first = true
         signer.forEachParameter { name, value in
@@ -280,23 +295,23 @@ final class RequestSigner: RecordHandler {
             result.append(0x22)
             result.append(name)
             result.append("\":")
-            JSONText.appendString(value, to: result)
+            result.appendJSONString(value)
         }
         result.append("}}")
-        guard needsRequest else { return (result.array, nil) }
+        guard needsRequest else { return nil }
         // A curl config line is a C string: a NUL would silently cut the body.
         if let sentBody, sentBody.contains(0) { throw .input("a body with a NUL byte cannot be written in this format") }
         let sent = SignedRequest(method: Self.text(method.bytes), url: Self.text(url.bytes),
                                  authorization: Self.text(signer.authorization.bytes),
                                  contentType: contentType.map(Self.text), body: sentBody.map { Array($0) })
-        return (result.array, sent)
+        return sent
     }
 
     /// Appends a JSON string that needs no escapes: the URL as sent holds
     /// only URI characters, the base string is percent-encoded, and the
     /// signature is base64 or percent-encoded.
     func appendUnescaped(_ bytes: UnsafeBufferPointer<UInt8>) {
-        assert(bytes.baseAddress.map { JSONText.nextEscape($0, from: 0, count: bytes.count) == bytes.count } ?? true)
+        assert(bytes.baseAddress.map { JSONScan.nextEscape($0, from: 0, count: bytes.count) == bytes.count } ?? true)
         result.append(0x22)
         result.append(bytes)
         result.append(0x22)
@@ -362,7 +377,7 @@ final class RequestSigner: RecordHandler {
         if let value, !value.isNull {
             if let number = value.integer {
                 guard number >= 0 else { throw .input("timestamp must not be negative") }
-                scratch.appendDecimal(UInt64(number))
+                scratch.appendDecimal(number)
             } else {
                 guard let text = value.stringBytes, !text.isEmpty, text.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
                     throw .input("timestamp must be an integer or a string of digits")
@@ -371,7 +386,7 @@ final class RequestSigner: RecordHandler {
                 return
             }
         } else {
-            scratch.appendDecimal(UInt64(max(time(nil), 0)))
+            scratch.appendDecimal(Int64(max(time(nil), 0)))
         }
         signer.set(.timestamp, scratch.bytes)
     }
@@ -408,11 +423,11 @@ final class RequestSigner: RecordHandler {
         let profile = try Self.string(fields.profile, "profile")
         let stored: Secrets
         if let profile {
-            stored = Secrets(try credentials.twitter(recordProfile: Self.text(profile)))
+            stored = Secrets(try credentials.credentials(recordProfile: Self.text(profile)))
         } else if let known = storedDefault {
             stored = known
         } else {
-            stored = Secrets(try credentials.twitter(recordProfile: nil))
+            stored = Secrets(try credentials.credentials(recordProfile: nil))
             storedDefault = stored
         }
 

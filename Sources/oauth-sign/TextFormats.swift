@@ -1,27 +1,16 @@
-import Socialpipe
-
-/// Failures in the text formats go to stderr as `oauth-sign: line N: KIND: MESSAGE`.
-private func reportFailure(_ outcome: Outcome) -> Bool {
-    guard case .failure(let error) = outcome.result else { return false }
-    Diagnostics.say("line \(outcome.line): \(error.kind.rawValue): \(error.message)")
-    return true
-}
-
-/// `--format header`: one `Authorization: OAuth …` line per record.
-final class HeaderFormat: OutcomeFormat {
-    func write(_ outcome: Outcome, to output: OutputWriter) {
-        guard !reportFailure(outcome), let request = outcome.attachment as? SignedRequest else { return }
-        output.write("Authorization: " + request.authorization + "\n")
-    }
+/// How oauth-sign writes each signed request: the envelope, one
+/// `Authorization:` header line, or a curl config block.
+enum OutputFormat: String {
+    case json, header, curl
 }
 
 /// `--format curl`: one curl config block per record, separated by `next`,
 /// so that `oauth-sign --format curl | curl -K -` performs every request.
-final class CurlConfigFormat: OutcomeFormat {
+final class CurlConfig {
     private var blocks = 0
 
     /// A curl config quoted string: `\` and `"` escaped, controls as `\n`, `\r`, `\t`, `\v`.
-    static func quoted<Bytes: Sequence>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
+    static func quoted<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         var output: [UInt8] = [0x22]
         for byte in bytes {
             switch byte {
@@ -34,21 +23,19 @@ final class CurlConfigFormat: OutcomeFormat {
             }
         }
         output.append(0x22)
-        return output
+        return String(decoding: output, as: UTF8.self)
     }
 
-    func write(_ outcome: Outcome, to output: OutputWriter) {
-        guard !reportFailure(outcome), let request = outcome.attachment as? SignedRequest else { return }
-        var block: [UInt8] = []
-        func option(_ name: String, _ value: [UInt8]) {
-            block += Array(name.utf8) + Array(" = ".utf8) + Self.quoted(value) + [0x0A]
-        }
-        if blocks > 0 { block += Array("next\n".utf8) }
+    /// The block for `request` (without its last newline).
+    func block(for request: SignedRequest, line: Int) -> String {
+        var lines: [String] = []
+        func option(_ name: String, _ value: [UInt8]) { lines.append(name + " = " + Self.quoted(value)) }
+        if blocks > 0 { lines.append("next") }
         blocks += 1
-        block += Array("# line \(outcome.line)\n".utf8)
+        lines.append("# line \(line)")
         option("url", Array(request.url.utf8))
         if request.method == "HEAD" {
-            block += Array("head\n".utf8)
+            lines.append("head")
         } else if request.method != "GET" || request.body != nil {
             option("request", Array(request.method.utf8))
         }
@@ -57,6 +44,6 @@ final class CurlConfigFormat: OutcomeFormat {
             if let contentType = request.contentType { option("header", Array(("Content-Type: " + contentType).utf8)) }
             option("data-raw", body)
         }
-        output.write(block)
+        return lines.joined(separator: "\n")
     }
 }

@@ -27,31 +27,23 @@ let tool = ToolDescription(
 let formatOption = OptionSpec("format", value: "FORMAT", choices: ["json", "header", "curl"],
                               help: "json (the envelope, default), header or curl")
 let rsaKeyOption = OptionSpec("rsa-key", value: "FILE", help: "PEM private key for RSA-SHA1 records")
-let parser = ArgumentParser(tool: tool, options: [
+
+let status = ToolMain.run(tool, options: [
     formatOption, rsaKeyOption,
     CommonOptions.credentials, CommonOptions.profile, CommonOptions.maxLine,
     CommonOptions.help, CommonOptions.version,
-])
-
-StandardStreams.prepare()
-let arguments = parser.parse(Array(CommandLine.arguments.dropFirst()))
-let credentials = CredentialStore.load(arguments)
-var defaultKey: RSAPrivateKey?
-if let path = arguments.value("rsa-key") {
-    do {
-        defaultKey = try RSAPrivateKey(path: path, rules: [.pipesAllowed])
-    } catch {
-        Diagnostics.configurationError("--rsa-key: \(error.message)")
+]) { arguments throws(StartupError) in
+    let credentials = TwitterCredentialSource(try CredentialStore.load(arguments, stringFields: TwitterCredentials.fileFields))
+    var defaultKey: RSAPrivateKey?
+    if let path = arguments.value(rsaKeyOption) {
+        do throws(RSAPrivateKey.LoadError) {
+            defaultKey = try RSAPrivateKey(path: path, rules: [.pipesAllowed])
+        } catch {
+            throw .configuration("--rsa-key: \(error.message)")
+        }
     }
+    let format = arguments.value(formatOption).flatMap(OutputFormat.init(rawValue:)) ?? .json
+    let signer = RequestSigner(credentials: credentials, defaultKey: defaultKey, format: format)
+    return try EventLoop(tool: tool, arguments: arguments, style: format == .json ? .envelopes : .toolLines).run(signer)
 }
-
-let format: OutcomeFormat
-let formatName = arguments.value("format") ?? "json"
-switch formatName {
-case "header": format = HeaderFormat()
-case "curl": format = CurlConfigFormat()
-default: format = EnvelopeFormat()
-}
-
-let signer = RequestSigner(credentials: credentials, defaultKey: defaultKey, needsRequest: formatName != "json")
-RecordLoop(tool: tool, arguments: arguments, handler: signer, format: format).run()
+exit(status.rawValue)

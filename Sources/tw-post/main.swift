@@ -19,26 +19,20 @@ let tool = ToolDescription(
     """,
     primaryField: "text")
 
-let parser = ArgumentParser(tool: tool, options: [
-    OptionSpec("thread", help: "each post replies to the one before it"),
-    OptionSpec("api", value: "VERSION", choices: ["2", "1.1"], help: "X API version: 2 (default) or 1.1"),
-    OptionSpec("max-length", value: "N", integers: 1...100_000, help: "longest post by X's weighted count (default 280)"),
-    OptionSpec("no-length-check", help: "send posts of any length (for accounts allowed long posts)"),
-] + requestOptions(apiBaseHelp: "X API base URL (default $TW_API_BASE, else https://api.x.com)", parallelDefault: 1))
+let threadOption = OptionSpec("thread", help: "each post replies to the one before it")
+let apiOption = OptionSpec("api", value: "VERSION", choices: ["2", "1.1"], help: "X API version: 2 (default) or 1.1")
+let maxLengthOption = OptionSpec("max-length", value: "N", integers: 1...100_000,
+                                 help: "longest post by X's weighted count (default 280)")
+let noLengthCheckOption = OptionSpec("no-length-check", help: "send posts of any length (for accounts allowed long posts)")
 
-StandardStreams.prepare()
-let arguments = parser.parse(Array(CommandLine.arguments.dropFirst()))
-let apiBase = APIBase.resolve(option: arguments.value("api-base"), environmentVariable: "TW_API_BASE",
-                              fallback: "https://api.x.com")
-let credentials = CredentialStore.load(arguments)
-if !credentials.mayHaveTwitterCredentials && !arguments.flag("dry-run") {
-    Diagnostics.configurationError("no X credentials: set TW_CONSUMER_KEY, TW_CONSUMER_SECRET, TW_ACCESS_TOKEN and "
-        + "TW_ACCESS_TOKEN_SECRET (or TW_BEARER_TOKEN), or give a credentials file (see tw-post(1))")
+let status = ToolMain.run(tool, options: [threadOption, apiOption, maxLengthOption, noLengthCheckOption]
+    + CommonOptions.requestOptions(apiBaseHelp: XSetup.apiBaseHelp, parallelDefault: 1)) { arguments throws(StartupError) in
+    let x = try XSetup(arguments: arguments, tool: tool)
+    let poster = TwitterPoster(
+        x: x, legacy: arguments.value(apiOption) == "1.1", thread: arguments.isSet(threadOption),
+        maxLength: arguments.isSet(noLengthCheckOption) ? nil : arguments.integer(maxLengthOption, default: 280),
+        dryRun: arguments.isSet(CommonOptions.dryRun))
+    let engine = try Engine(arguments: arguments, tool: tool, defaultParallel: 1)
+    return try EventLoop(tool: tool, arguments: arguments, engine: engine).run(poster)
 }
-let poster = TwitterPoster(
-    credentials: credentials, apiBase: apiBase, version: arguments.value("api") ?? "2",
-    thread: arguments.flag("thread"),
-    maxLength: arguments.flag("no-length-check") ? nil : arguments.integer("max-length", default: 280),
-    dryRun: arguments.flag("dry-run"))
-let engine = RequestEngine(tool: tool, arguments: arguments, handler: poster, defaultParallel: 1)
-RecordLoop(tool: tool, arguments: arguments, handler: engine).run(engine: engine)
+exit(status.rawValue)

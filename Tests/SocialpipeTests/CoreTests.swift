@@ -25,7 +25,7 @@ import Testing
     @Test func normalisesSchemeHostAndDefaultPort() throws {
         let url = try RequestURL("HTTP://Example.COM:80/r%20v/X?id=123#frag")
         #expect(String(decoding: url.baseURI, as: UTF8.self) == "http://example.com/r%20v/X")
-        #expect(url.requestURL() == "http://example.com/r%20v/X?id=123")
+        #expect(url.requestURL == "http://example.com/r%20v/X?id=123")
     }
 
     @Test func keepsOtherPortsAndIPv6Hosts() throws {
@@ -43,7 +43,7 @@ import Testing
             ("https://h.example/../../x", "https://h.example/x"), ("https://h.example/a/.b/..c", "https://h.example/a/.b/..c"),
         ]
         for (given, sent) in cases {
-            #expect(try RequestURL(given).requestURL() == sent, "\(given)")
+            #expect(try RequestURL(given).requestURL == sent, "\(given)")
         }
         for encoded in ["https://h.example/a/%2e/b", "https://h.example/%2E%2e", "https://h.example/a/.%2E/b"] {
             #expect(throws: RequestURL.Invalid.self, "\(encoded)") { try RequestURL(encoded) }
@@ -84,30 +84,47 @@ import Testing
     }
 }
 
+/// HMAC through the buffers the signer uses.
+func hmac(_ crypto: Crypto, _ algorithm: DigestAlgorithm, key: [UInt8], message: [UInt8]) -> [UInt8] {
+    var output = [UInt8](repeating: 0, count: 32)
+    let length = key.withUnsafeBufferPointer { key in
+        message.withUnsafeBufferPointer { message in
+            output.withUnsafeMutableBufferPointer { crypto.hmac(algorithm, key: key, message: message, into: $0.baseAddress!) }
+        }
+    }
+    return Array(output[..<length])
+}
+
+func base64(_ bytes: [UInt8]) -> String {
+    let output = ByteBuffer()
+    bytes.withUnsafeBufferPointer { Crypto.base64($0, into: output) }
+    return String(decoding: output.bytes, as: UTF8.self)
+}
+
 @Suite struct CryptoTests {
     @Test func hmacSHA1MatchesRFC2202() {
         // RFC 2202 test cases 1 and 2.
         let crypto = Crypto()
-        let first = crypto.hmac(.sha1, key: [UInt8](repeating: 0x0b, count: 20), message: Array("Hi There".utf8))
+        let first = hmac(crypto, .sha1, key: [UInt8](repeating: 0x0b, count: 20), message: Array("Hi There".utf8))
         #expect(Crypto.hex(first) == "b617318655057264e28bc0b6fb378c8ef146be00")
-        let second = crypto.hmac(.sha1, key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
+        let second = hmac(crypto, .sha1, key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
         #expect(Crypto.hex(second) == "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79")
         // A key longer than the block is hashed first (RFC 2202 case 6); the
         // cached key of the previous calls must not leak into this one.
-        let long = crypto.hmac(.sha1, key: [UInt8](repeating: 0xaa, count: 80),
+        let long = hmac(crypto, .sha1, key: [UInt8](repeating: 0xaa, count: 80),
                                message: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8))
         #expect(Crypto.hex(long) == "aa4ae5e15272d00e95705637ce8a3b55ed402112")
     }
 
     @Test func hmacSHA256MatchesRFC4231() {
         let crypto = Crypto()
-        let mac = crypto.hmac(.sha256, key: [UInt8](repeating: 0x0b, count: 20), message: Array("Hi There".utf8))
+        let mac = hmac(crypto, .sha256, key: [UInt8](repeating: 0x0b, count: 20), message: Array("Hi There".utf8))
         #expect(Crypto.hex(mac) == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
     }
 
     @Test func base64HasPaddingAndNoLineBreaks() {
-        #expect(Crypto.base64(Array("f".utf8)) == "Zg==")
-        #expect(Crypto.base64([UInt8](repeating: 0, count: 90)).count == 120)
+        #expect(base64(Array("f".utf8)) == "Zg==")
+        #expect(base64([UInt8](repeating: 0, count: 90)).count == 120)
     }
 }
 
@@ -138,6 +155,30 @@ import Testing
         copy.set("k", string: "changed")
         #expect(original.dumped() == #"{"k":{"v":"1"}}"#)
         #expect(copy.dumped() == #"{"k":"changed"}"#)
+    }
+}
+
+@Suite struct RawJSONTests {
+    @Test func acceptsExactlyOneValidValue() {
+        for good in [#"{"a":[1,-2.5e3,true,null,"\u00e9\n"],"b":{}}"#, " [ ] ", #""x""#, "0", "-0.1E+2"] {
+            #expect(RawJSON(Array(good.utf8)) != nil, "\(good)")
+        }
+        let bad = [#"{"a":1,}"#, "[1 2]", "{\"a\" 1}", "01", "1.", "-", "tru", "[\"\u{01}\"]", #"["\x"]"#, #"["\u12"]"#,
+                   "{} {}", "", #"{"a":"b"#, String(repeating: "[", count: 600) + String(repeating: "]", count: 600)]
+        for text in bad { #expect(RawJSON(Array(text.utf8)) == nil, "\(text)") }
+        #expect(RawJSON([0x22, 0xFF, 0x22]) == nil)
+    }
+
+    @Test func readsMembersElementsAndStringsInPlace() throws {
+        let page = try #require(RawJSON(Array(#"{ "data" : [ {"id":"1","n":"a \"q\""} , {"id":"2"} ], "meta":{"next_token":"t\/1"} }"#.utf8)))
+        let data = try #require(page.member("data", of: page.root))
+        let users = page.elements(of: data)
+        #expect(users.count == 2)
+        #expect(page.withText(users[0]) { String(decoding: $0, as: UTF8.self) } == #"{"id":"1","n":"a \"q\""}"#)
+        let meta = try #require(page.member("meta", of: page.root))
+        #expect(page.member("next_token", of: meta).flatMap(page.string) == "t/1")
+        #expect(page.member("missing", of: page.root) == nil)
+        #expect(page.elements(of: meta).isEmpty)
     }
 }
 

@@ -1,16 +1,14 @@
-import Glibc
-
 /// The base URL of an API: `--api-base`, else its environment variable, else the real host.
 public enum APIBase {
     /// The base without a trailing `/`. A usage error (exit 2) unless it is an
     /// absolute `http(s)://host[:port][/path]` URL of printable ASCII, without
     /// user information, query or fragment: every request of the run starts
     /// with it, so nothing in it may change what a request means.
-    public static func resolve(option: String?, environmentVariable: String, fallback: String) -> String {
-        let fromEnvironment = getenv(environmentVariable).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+    public static func resolve(option: String?, environmentVariable: String, fallback: String) throws(StartupError) -> String {
+        let fromEnvironment = Environment.nonEmpty(environmentVariable)
         let source = option != nil ? "--api-base" : fromEnvironment != nil ? environmentVariable : "the default API base"
         var base = option ?? fromEnvironment ?? fallback
-        if let problem = problem(base) { Diagnostics.usageError("\(source): \(problem): \(base)") }
+        if let problem = problem(base) { throw .usage("\(source): \(problem): \(base)") }
         while base.hasSuffix("/") { base.removeLast() }
         return base
     }

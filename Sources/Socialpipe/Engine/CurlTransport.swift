@@ -1,64 +1,11 @@
 import CCurl
 import Glibc
 
-/// One HTTP request as a tool builds it.
-public struct HTTPRequest: Sendable {
-    public var method: String
-    public var url: String
-    /// `Name: value` lines.
-    public var headers: [String]
-    public var body: [UInt8]?
-    /// Whether sending it twice is harmless (GET); a POST is not.
-    public var idempotent: Bool
-    /// Requests sharing a key share rate-limit state (endpoint and credentials).
-    public var rateLimitKey: String
-    /// Header names whose values are secret in logs and dry runs.
-    public var secretHeaders: Set<String> = ["authorization"]
-
-    public init(method: String, url: String, headers: [String] = [], body: [UInt8]? = nil,
-                idempotent: Bool, rateLimitKey: String) {
-        self.method = method
-        self.url = url
-        self.headers = headers
-        self.body = body
-        self.idempotent = idempotent
-        self.rateLimitKey = rateLimitKey
-    }
-}
-
-/// A complete HTTP response.
-public struct HTTPResponse: Sendable {
-    public let status: Int
-    /// Header fields in order received, names lower-cased.
-    public let headers: [(name: String, value: String)]
-    public let body: [UInt8]
-
-    /// The last value of header `name` (lower-case).
-    public func header(_ name: String) -> String? {
-        headers.last { $0.name == name }?.value
-    }
-
-    /// The body parsed as JSON, if it is.
-    public var json: JSON? {
-        body.withUnsafeBufferPointer { bytes -> JSON? in
-            guard case .success(let value) = JSON.parse(bytes) else { return nil }
-            return value
-        }
-    }
-}
-
-/// How a transfer ended.
-public enum TransferOutcome: Sendable {
-    case response(HTTPResponse)
-    /// No usable response. `requestSent` tells whether the server may have
-    /// received (and applied) the request; `lasting` failures (a certificate
-    /// that does not verify, a malformed URL) would fail the same way again.
-    case failure(message: String, requestSent: Bool, lasting: Bool, status: Int?)
-}
-
 /// One libcurl easy handle carrying one request; found again through CURLOPT_PRIVATE.
 final class HTTPTransfer {
     let request: HTTPRequest
+    /// The engine's number for it.
+    let id: Int
     let handle: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var body: [UInt8] = []
@@ -73,9 +20,10 @@ final class HTTPTransfer {
     /// Responses larger than this are refused rather than held in memory.
     static let maximumBody = 64 << 20
 
-    init?(request: HTTPRequest, timeout: Double, caFile: String?, userAgent: String) {
+    init?(request: HTTPRequest, id: Int, timeout: Double, caFile: String?, userAgent: String) {
         guard let handle = sp_easy_init() else { return nil }
         self.request = request
+        self.id = id
         self.handle = handle
         requestBody = request.body ?? []
 
@@ -259,5 +207,76 @@ final class HTTPTransfer {
         // A reused connection reports no handshake time, so only a new one proves anything.
         if newConnections > 0 && request.url.hasPrefix("https:") && handshakeDone == 0 { return false }
         return true
+    }
+}
+
+/// The transport of the engine: libcurl's multi interface, one easy handle
+/// per request, every socket in one wait with the loop's own descriptors.
+final class CurlTransport: Transport {
+    private let multi: UnsafeMutableRawPointer
+    private let timeout: Double
+    private let caFile: String?
+    private let userAgent: String
+    private var transfers: [Int: HTTPTransfer] = [:]
+
+    /// Fails when the tool was built without libcurl: the shim's references
+    /// to it are weak (so that oauth-sign need not load it), and a tool that
+    /// forgot to link it would otherwise crash at the first call.
+    init(parallel: Int, timeout: Double, caFile: String?, userAgent: String) throws(StartupError) {
+        guard sp_curl_linked() != 0 else {
+            throw .configuration("internal error: this tool was built without libcurl (link it in Package.swift)")
+        }
+        sp_global_init(Int(CURL_GLOBAL_DEFAULT))
+        guard let multi = sp_multi_init() else { throw .configuration("libcurl could not start") }
+        self.multi = multi
+        self.timeout = timeout
+        self.caFile = caFile
+        self.userAgent = userAgent
+        sp_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        sp_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, parallel)
+    }
+
+    func start(_ request: HTTPRequest, id: Int) -> Bool {
+        guard let transfer = HTTPTransfer(request: request, id: id, timeout: timeout, caFile: caFile, userAgent: userAgent)
+        else { return false }
+        transfers[id] = transfer
+        sp_multi_add_handle(multi, transfer.handle)
+        return true
+    }
+
+    func cancel(id: Int) {
+        guard let transfer = transfers.removeValue(forKey: id) else { return }
+        sp_multi_remove_handle(multi, transfer.handle)
+    }
+
+    func perform() -> [(id: Int, outcome: TransferOutcome, elapsed: Double)] {
+        var running: Int32 = 0
+        sp_multi_perform(multi, &running)
+        var finished: [(id: Int, outcome: TransferOutcome, elapsed: Double)] = []
+        var remaining: Int32 = 0
+        while let message = sp_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            var context: UnsafeMutableRawPointer?
+            sp_easy_getinfo_pointer(handle, CURLINFO_PRIVATE, &context)
+            sp_multi_remove_handle(multi, handle)
+            guard let context else { continue }
+            let id = Unmanaged<HTTPTransfer>.fromOpaque(context).takeUnretainedValue().id
+            guard let transfer = transfers.removeValue(forKey: id) else { continue }
+            finished.append((id, transfer.outcome(code), Clock.monotonic() - transfer.started))
+        }
+        return finished
+    }
+
+    var nextTimeout: Int? {
+        var milliseconds = -1
+        sp_multi_timeout(multi, &milliseconds)
+        return milliseconds >= 0 ? milliseconds : nil
+    }
+
+    func wait(_ descriptors: [pollfd], timeout: Int32) {
+        var waits = descriptors.map { curl_waitfd(fd: $0.fd, events: $0.events, revents: 0) }
+        var ready: Int32 = 0
+        sp_multi_poll(multi, &waits, UInt32(waits.count), timeout, &ready)
     }
 }

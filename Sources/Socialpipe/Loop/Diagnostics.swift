@@ -32,17 +32,32 @@ public enum Diagnostics {
         return escaped
     }
 
-    /// Writes a usage error and exits with status 2.
-    public static func usageError(_ message: String) -> Never {
-        say(message)
-        say("try '\(toolName) --help' for more information")
-        exit(ExitStatus.usage.rawValue)
+}
+
+/// Why a tool cannot start: a usage error (exit 2) or a configuration
+/// error (exit 3), found before the first record is read (contract §3).
+/// Thrown by the core's initialisers; `ToolMain` reports it.
+public enum StartupError: Error, Sendable {
+    case usage(String)
+    case configuration(String)
+
+    /// The status a run ends with for this error.
+    public var status: ExitStatus {
+        switch self {
+        case .usage: return .usage
+        case .configuration: return .configuration
+        }
     }
 
-    /// Writes a configuration error and exits with status 3.
-    public static func configurationError(_ message: String) -> Never {
-        say(message)
-        exit(ExitStatus.configuration.rawValue)
+    /// Writes the message (and, for a usage error, where to find help) to stderr.
+    public func report() {
+        switch self {
+        case .usage(let message):
+            Diagnostics.say(message)
+            Diagnostics.say("try '\(Diagnostics.toolName) --help' for more information")
+        case .configuration(let message):
+            Diagnostics.say(message)
+        }
     }
 }
 

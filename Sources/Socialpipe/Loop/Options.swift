@@ -1,6 +1,8 @@
 import Glibc
 
-/// One command-line option.
+/// One command-line option. Tools declare each as a constant and read it
+/// through that constant, so a misspelt option is a compile error, not a
+/// flag that silently reads `false`.
 public struct OptionSpec: Sendable {
     public let long: String
     public let short: Character?
@@ -45,20 +47,6 @@ public struct ToolDescription: Sendable {
     }
 }
 
-/// The options of every tool that sends requests, in help order.
-public func requestOptions(apiBaseHelp: String, parallelDefault: Int) -> [OptionSpec] {
-    [
-        OptionSpec("parallel", short: "j", value: "N", integers: 1...256,
-                   help: "at most N requests in flight (default \(parallelDefault))"),
-        CommonOptions.unordered, CommonOptions.dryRun, CommonOptions.timeout, CommonOptions.retries,
-        CommonOptions.maxWait,
-        OptionSpec("api-base", value: "URL", help: apiBaseHelp),
-        CommonOptions.cacert, CommonOptions.credentials, CommonOptions.profile, CommonOptions.rawInput,
-        CommonOptions.maxLine, CommonOptions.verbose, CommonOptions.quiet, CommonOptions.progress,
-        CommonOptions.noProgress, CommonOptions.help, CommonOptions.version,
-    ]
-}
-
 /// The socialpipe version every tool reports.
 public let socialpipeVersion = "0.1.0"
 
@@ -76,8 +64,10 @@ public enum CommonOptions {
         help: "each input line, as text, is the record's primary field")
     public static let unordered = OptionSpec("unordered", help: "write outcomes as they complete")
     public static let dryRun = OptionSpec("dry-run", help: "build and sign each request, send nothing")
-    public static let timeout = OptionSpec("timeout", value: "S", integers: 1...86_400, help: "per-request timeout in seconds (default 30)")
-    public static let retries = OptionSpec("retries", value: "N", integers: 0...100, help: "retries for retryable failures (default 3)")
+    public static let timeout = OptionSpec("timeout", value: "S", integers: 1...86_400,
+        help: "per-request timeout in seconds (default 30)")
+    public static let retries = OptionSpec("retries", value: "N", integers: 0...100,
+        help: "retries for retryable failures (default 3)")
     public static let maxWait = OptionSpec("max-wait", value: "S", integers: 0...(86_400 * 7),
         help: "longest rate-limit wait before a record fails (default 900)")
     public static let cacert = OptionSpec("cacert", value: "FILE", help: "trust this CA bundle")
@@ -85,25 +75,57 @@ public enum CommonOptions {
     public static let quiet = OptionSpec("quiet", short: "q", help: "no progress line")
     public static let progress = OptionSpec("progress", help: "show the progress line")
     public static let noProgress = OptionSpec("no-progress", help: "never show the progress line")
+
+    /// `-j N`, with the tool's default in its help.
+    public static func parallel(default value: Int) -> OptionSpec {
+        OptionSpec("parallel", short: "j", value: "N", integers: 1...256, help: "at most N requests in flight (default \(value))")
+    }
+
+    /// `--api-base URL`, with the tool's service in its help.
+    public static func apiBase(help: String) -> OptionSpec {
+        OptionSpec("api-base", value: "URL", help: help)
+    }
+
+    /// The options of every tool that sends requests, in help order.
+    public static func requestOptions(apiBaseHelp: String, parallelDefault: Int) -> [OptionSpec] {
+        [
+            parallel(default: parallelDefault), unordered, dryRun, timeout, retries, maxWait,
+            apiBase(help: apiBaseHelp), cacert, credentials, profile, rawInput, maxLine, verbose, quiet,
+            progress, noProgress, help, version,
+        ]
+    }
 }
 
 /// The parsed command line.
 public struct ParsedArguments {
     /// Values by long option name, in order given; a flag has one empty value per use.
-    public var values: [String: [String]] = [:]
+    private var values: [String: [String]] = [:]
     /// Arguments that are not options.
-    public var positional: [String] = []
-    let tool: ToolDescription
+    public internal(set) var positional: [String] = []
+    /// The long names the tool declared.
+    private let declared: Set<String>
 
-    /// Whether the flag was given.
-    public func flag(_ long: String) -> Bool { values[long] != nil }
+    init(declared: Set<String>) {
+        self.declared = declared
+    }
+
+    mutating func add(_ option: OptionSpec, _ value: String) {
+        values[option.long, default: []].append(value)
+    }
+
+    /// Whether the flag was given; false for an option the tool does not have.
+    public func isSet(_ option: OptionSpec) -> Bool {
+        declared.contains(option.long) && values[option.long] != nil
+    }
 
     /// The last value given for the option.
-    public func value(_ long: String) -> String? { values[long]?.last }
+    public func value(_ option: OptionSpec) -> String? {
+        declared.contains(option.long) ? values[option.long]?.last : nil
+    }
 
-    /// An integer option, already checked against its spec's range by the parser.
-    public func integer(_ long: String, default defaultValue: Int) -> Int {
-        value(long).flatMap { Int($0) } ?? defaultValue
+    /// An integer option (already checked against its range by the parser), or `defaultValue`.
+    public func integer(_ option: OptionSpec, default defaultValue: Int) -> Int {
+        value(option).flatMap { Int($0) } ?? defaultValue
     }
 }
 
@@ -113,33 +135,37 @@ public struct ArgumentParser {
     public let tool: ToolDescription
     public let options: [OptionSpec]
 
+    /// What the command line asks for.
+    public enum Request {
+        case run(ParsedArguments)
+        /// `--help` or `--version`: this text on stdout, exit 0.
+        case show(String)
+    }
+
     public init(tool: ToolDescription, options: [OptionSpec]) {
         self.tool = tool
         self.options = options
         Diagnostics.toolName = tool.name
     }
 
-    /// Parses `arguments` (without the program name). Prints help or the
-    /// version and exits 0 when asked; exits 2 on a usage error.
-    public func parse(_ arguments: [String]) -> ParsedArguments {
-        var parsed = ParsedArguments(tool: tool)
+    /// Parses `arguments` (without the program name).
+    public func parse(_ arguments: [String]) throws(StartupError) -> Request {
+        var parsed = ParsedArguments(declared: Set(options.map(\.long)))
         var index = 0
-        func takeValue(for spec: OptionSpec, inline: String?) -> String {
+        func takeValue(for spec: OptionSpec, inline: String?) throws(StartupError) -> String {
             if let inline { return inline }
             index += 1
-            guard index < arguments.count else {
-                Diagnostics.usageError("option '--\(spec.long)' requires a value")
-            }
+            guard index < arguments.count else { throw .usage("option '--\(spec.long)' requires a value") }
             return arguments[index]
         }
-        func record(_ spec: OptionSpec, _ value: String) {
+        func record(_ spec: OptionSpec, _ value: String) throws(StartupError) {
             if !spec.choices.isEmpty && !spec.choices.contains(value) {
-                Diagnostics.usageError("--\(spec.long): '\(value)' is not one of \(spec.choices.joined(separator: ", "))")
+                throw .usage("--\(spec.long): '\(value)' is not one of \(spec.choices.joined(separator: ", "))")
             }
             if let range = spec.integers, !(Int(value).map(range.contains) ?? false) {
-                Diagnostics.usageError("--\(spec.long): expected an integer from \(range.lowerBound) to \(range.upperBound), got '\(value)'")
+                throw .usage("--\(spec.long): expected an integer from \(range.lowerBound) to \(range.upperBound), got '\(value)'")
             }
-            parsed.values[spec.long, default: []].append(value)
+            parsed.add(spec, value)
         }
         while index < arguments.count {
             let argument = arguments[index]
@@ -158,24 +184,24 @@ public struct ArgumentParser {
                     name = body
                     inline = nil
                 }
-                let spec = lookupLong(String(name))
+                let spec = try lookupLong(String(name))
                 if spec.valueName == nil {
-                    if inline != nil { Diagnostics.usageError("option '--\(spec.long)' takes no value") }
-                    record(spec, "")
+                    if inline != nil { throw .usage("option '--\(spec.long)' takes no value") }
+                    try record(spec, "")
                 } else {
-                    record(spec, takeValue(for: spec, inline: inline))
+                    try record(spec, takeValue(for: spec, inline: inline))
                 }
             } else if argument.hasPrefix("-") && argument.count > 1 {
                 var letters = Substring(argument.dropFirst())
                 while let letter = letters.first {
                     letters = letters.dropFirst()
                     guard let spec = options.first(where: { $0.short == letter }) else {
-                        Diagnostics.usageError("unknown option '-\(letter)'")
+                        throw .usage("unknown option '-\(letter)'")
                     }
                     if spec.valueName == nil {
-                        record(spec, "")
+                        try record(spec, "")
                     } else {
-                        record(spec, takeValue(for: spec, inline: letters.isEmpty ? nil : String(letters)))
+                        try record(spec, takeValue(for: spec, inline: letters.isEmpty ? nil : String(letters)))
                         break
                     }
                 }
@@ -184,35 +210,25 @@ public struct ArgumentParser {
             }
             index += 1
         }
-        if parsed.flag("help") {
-            let output = OutputWriter()
-            output.write(helpText)
-            output.flush()
-            exit(0)
-        }
-        if parsed.flag("version") {
-            let output = OutputWriter()
-            output.write("\(tool.name) \(socialpipeVersion)\n")
-            output.flush()
-            exit(0)
-        }
+        if parsed.isSet(CommonOptions.help) { return .show(helpText) }
+        if parsed.isSet(CommonOptions.version) { return .show("\(tool.name) \(socialpipeVersion)\n") }
         if tool.primaryField == nil {
-            if parsed.flag("raw-input") { Diagnostics.usageError("-R: \(tool.name) has no primary field; give JSON objects") }
+            if parsed.isSet(CommonOptions.rawInput) { throw .usage("-R: \(tool.name) has no primary field; give JSON objects") }
             if let first = parsed.positional.first {
-                Diagnostics.usageError("unexpected argument '\(first)': \(tool.name) reads JSON records on stdin")
+                throw .usage("unexpected argument '\(first)': \(tool.name) reads JSON records on stdin")
             }
         }
-        return parsed
+        return .run(parsed)
     }
 
-    private func lookupLong(_ name: String) -> OptionSpec {
+    private func lookupLong(_ name: String) throws(StartupError) -> OptionSpec {
         if let exact = options.first(where: { $0.long == name }) { return exact }
         let candidates = options.filter { $0.long.hasPrefix(name) }
         if candidates.count == 1, !name.isEmpty { return candidates[0] }
         if candidates.count > 1, !name.isEmpty {
-            Diagnostics.usageError("option '--\(name)' is ambiguous: " + candidates.map { "--" + $0.long }.joined(separator: ", "))
+            throw .usage("option '--\(name)' is ambiguous: " + candidates.map { "--" + $0.long }.joined(separator: ", "))
         }
-        Diagnostics.usageError("unknown option '--\(name)'")
+        throw .usage("unknown option '--\(name)'")
     }
 
     /// The `--help` text, generated from the option table.
@@ -230,5 +246,30 @@ public struct ArgumentParser {
         }
         if !tool.epilogue.isEmpty { text += "\n" + tool.epilogue + "\n" }
         return text
+    }
+}
+
+/// The start of every tool's `main`: standard streams made safe, the command
+/// line parsed, `--help` and `--version` answered, and a startup error
+/// reported with its status. `body` builds the run and returns its status;
+/// `main` passes the result to `exit`.
+public enum ToolMain {
+    public static func run(_ tool: ToolDescription, options: [OptionSpec],
+                           _ body: (ParsedArguments) throws(StartupError) -> ExitStatus) -> ExitStatus {
+        StandardStreams.prepare()
+        let parser = ArgumentParser(tool: tool, options: options)
+        do throws(StartupError) {
+            switch try parser.parse(Array(CommandLine.arguments.dropFirst())) {
+            case .show(let text):
+                var text = text
+                _ = text.withUTF8 { writeAll(fd: 1, $0) }
+                return .success
+            case .run(let arguments):
+                return try body(arguments)
+            }
+        } catch {
+            error.report()
+            return error.status
+        }
     }
 }

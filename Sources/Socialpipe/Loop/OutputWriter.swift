@@ -1,14 +1,17 @@
 import Glibc
 
-/// The one buffered writer for fd 1. Records are appended whole; the buffer
-/// is written out when it fills, when the process is about to wait, and at
-/// exit. A closed reader (EPIPE) marks it closed: the run then stops quietly.
+/// The one buffered writer for stdout. Lines are appended whole to `buffer`;
+/// it is written out when it fills, when the loop is about to wait, and at
+/// the end. A reader that went away (EPIPE, or POLLERR seen by the loop)
+/// marks it closed: the run then stops quietly.
 public final class OutputWriter {
-    private let buffer = ByteBuffer(capacity: 128 * 1024)
-    private let fd: Int32
+    /// Where lines are serialised; `endLine()` after each.
+    public let buffer = ByteBuffer(capacity: 128 * 1024)
+    /// The descriptor written.
+    public let fd: Int32
     private let flushThreshold = 64 * 1024
 
-    /// Set once the reader of fd 1 has gone away (EPIPE).
+    /// Set once the reader of the output has gone away.
     public private(set) var isClosed = false
     /// errno of the first write error other than EPIPE, or 0.
     public private(set) var failure: Int32 = 0
@@ -18,51 +21,15 @@ public final class OutputWriter {
         self.fd = fd
     }
 
-    private func flushIfFull() {
+    /// Ends a line in `buffer` (appending `\n` unless the line holds its
+    /// own) and writes the buffer out once it is large.
+    public func endLine(appended: Bool = true) {
+        if appended { buffer.append(0x0A) }
         if buffer.count >= flushThreshold { flush() }
     }
 
-    /// Appends raw bytes.
-    public func write(_ bytes: UnsafeBufferPointer<UInt8>) {
-        guard !isClosed else { return }
-        buffer.append(bytes)
-        flushIfFull()
-    }
-
-    /// Ends a line: appends `\n` and writes the buffer out once it is large.
-    public func endLine() {
-        writeByte(0x0A)
-        flushIfFull()
-    }
-
-    /// Appends one byte.
-    @inline(__always)
-    public func writeByte(_ byte: UInt8) {
-        guard !isClosed else { return }
-        buffer.append(byte)
-    }
-
-    /// Appends a literal without building a String.
-    @inline(__always)
-    public func write(_ text: StaticString) {
-        write(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-    }
-
-    /// Appends the UTF-8 of a string. Disfavoured so that a literal takes
-    /// the StaticString overload instead of being copied into a String.
-    @_disfavoredOverload
-    public func write(_ text: String) {
-        var text = text
-        text.withUTF8 { write($0) }
-    }
-
-    /// Appends bytes.
-    public func write(_ bytes: [UInt8]) {
-        bytes.withUnsafeBufferPointer { write($0) }
-    }
-
     /// Marks the output closed, as an EPIPE would, when the loop sees that
-    /// the reader of fd 1 has gone before anything was written to it.
+    /// the reader has gone before anything was written to it.
     public func readerIsGone() {
         isClosed = true
         buffer.removeAll()
@@ -71,7 +38,10 @@ public final class OutputWriter {
     /// Writes out everything buffered. Returns false once the output is closed or failed.
     @discardableResult
     public func flush() -> Bool {
-        guard !isClosed else { return false }
+        guard !isClosed else {
+            buffer.removeAll()
+            return false
+        }
         guard !buffer.isEmpty else { return true }
         let result = writeAll(fd: fd, buffer.bytes)
         buffer.removeAll()

@@ -12,8 +12,9 @@ struct ProgressLine {
 
     init(tool: String, arguments: ParsedArguments) {
         self.tool = tool
-        forced = arguments.flag("progress") && !arguments.flag("no-progress")
-        allowed = forced || (!arguments.flag("quiet") && !arguments.flag("no-progress") && isatty(2) == 1)
+        let off = arguments.isSet(CommonOptions.noProgress)
+        forced = arguments.isSet(CommonOptions.progress) && !off
+        allowed = forced || (!arguments.isSet(CommonOptions.quiet) && !off && isatty(2) == 1)
     }
 
     /// Whether the line may yet appear (the loop then wakes to draw it).

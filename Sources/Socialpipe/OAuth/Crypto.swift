@@ -36,21 +36,6 @@ public final class Crypto {
         algorithm == .sha1 ? sha1 : sha256
     }
 
-    /// The digest of the concatenation of `parts`.
-    public func digest(_ algorithm: DigestAlgorithm, _ parts: [UnsafeRawBufferPointer]) -> [UInt8] {
-        var output = [UInt8](repeating: 0, count: algorithm.length)
-        var length: UInt32 = 0
-        EVP_DigestInit_ex2(context, digestFunction(algorithm), nil)
-        for part in parts { EVP_DigestUpdate(context, part.baseAddress, part.count) }
-        EVP_DigestFinal_ex(context, &output, &length)
-        return output
-    }
-
-    /// The digest of `bytes`.
-    public func digest(_ algorithm: DigestAlgorithm, _ bytes: [UInt8]) -> [UInt8] {
-        bytes.withUnsafeBytes { digest(algorithm, [$0]) }
-    }
-
     /// Writes the digest of `bytes` to `output` (room for `algorithm.length`
     /// bytes, at most 32); returns its length.
     @discardableResult
@@ -73,21 +58,8 @@ public final class Crypto {
         EVP_DigestFinal_ex(context, output, &length)
     }
 
-    /// HMAC (RFC 2104) with a 64-byte block, as both SHA-1 and SHA-256 have.
-    public func hmac(_ algorithm: DigestAlgorithm, key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var output = [UInt8](repeating: 0, count: algorithm.length)
-        key.withUnsafeBufferPointer { key in
-            message.withUnsafeBufferPointer { message in
-                output.withUnsafeMutableBufferPointer { result in
-                    guard let out = result.baseAddress else { return }
-                    hmac(algorithm, key: key, message: message, into: out)
-                }
-            }
-        }
-        return output
-    }
-
-    /// Writes the HMAC of `message` to `output` (room for `algorithm.length`
+    /// HMAC (RFC 2104) with a 64-byte block, as both SHA-1 and SHA-256 have:
+    /// writes the HMAC of `message` to `output` (room for `algorithm.length`
     /// bytes, at most 32); returns its length.
     @discardableResult
     public func hmac(_ algorithm: DigestAlgorithm, key: UnsafeBufferPointer<UInt8>, message: UnsafeBufferPointer<UInt8>,
@@ -187,37 +159,11 @@ public final class Crypto {
         output.advance(by: Int(max(length, 0)))
     }
 
-    /// Standard base64 with padding and no line breaks.
-    public static func base64(_ bytes: [UInt8]) -> String {
-        var output = [UInt8](repeating: 0, count: (bytes.count + 2) / 3 * 4 + 1)
-        let length = EVP_EncodeBlock(&output, bytes, Int32(bytes.count))
-        return String(decoding: output[..<Int(max(length, 0))], as: UTF8.self)
-    }
-
-    /// Lower-case hex of exactly 16 bytes, the nonce's length, without intermediate arrays.
-    static func hex16(_ bytes: ArraySlice<UInt8>) -> String {
-        let digits: StaticString = "0123456789abcdef"
-        return String(unsafeUninitializedCapacity: bytes.count * 2) { output in
-            var written = 0
-            for byte in bytes {
-                output[written] = digits.utf8Start[Int(byte >> 4)]
-                output[written + 1] = digits.utf8Start[Int(byte & 0x0F)]
-                written += 2
-            }
-            return written
-        }
-    }
-
     /// Lower-case hex.
     public static func hex<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        let digits = Array("0123456789abcdef".utf8)
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            output.append(digits[Int(byte >> 4)])
-            output.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: output, as: UTF8.self)
+        let output = ByteBuffer(capacity: bytes.count * 2)
+        for byte in bytes { output.appendHex(byte, upperCase: false) }
+        return String(decoding: output.bytes, as: UTF8.self)
     }
 
     /// `count` bytes from OpenSSL's CSPRNG.
@@ -230,35 +176,16 @@ public final class Crypto {
     private var randomPool: [UInt8] = []
     private var randomUsed = 0
 
-    /// Appends `count` (at most 4096) pooled random bytes as lower-case hex.
+    /// Appends `count` (at most 4096) random bytes as lower-case hex. They
+    /// come from a pool refilled 4 KiB at a time: one RAND_bytes call per
+    /// nonce costs more than signing.
     public func appendRandomHex(_ count: Int, to output: ByteBuffer) {
         if randomUsed + count > randomPool.count {
             randomPool = Crypto.randomBytes(max(4096, count))
             randomUsed = 0
         }
-        let digits = ("0123456789abcdef" as StaticString).utf8Start
-        let out = output.reserve(count * 2)
-        randomPool.withUnsafeBufferPointer { pool in
-            for index in 0..<count {
-                let byte = pool[randomUsed + index]
-                out[index * 2] = digits[Int(byte >> 4)]
-                out[index * 2 + 1] = digits[Int(byte & 0x0F)]
-            }
-        }
+        for index in randomUsed..<(randomUsed + count) { output.appendHex(randomPool[index], upperCase: false) }
         randomUsed += count
-        output.advance(by: count * 2)
-    }
-
-    /// `count` (at most 4096) bytes from the CSPRNG, drawn from a pool
-    /// refilled 4 KiB at a time: one RAND_bytes call per nonce costs more
-    /// than signing.
-    public func pooledRandomBytes(_ count: Int) -> ArraySlice<UInt8> {
-        if randomUsed + count > randomPool.count {
-            randomPool = Crypto.randomBytes(max(4096, count))
-            randomUsed = 0
-        }
-        defer { randomUsed += count }
-        return randomPool[randomUsed..<(randomUsed + count)]
     }
 }
 
@@ -317,31 +244,5 @@ public final class RSAPrivateKey {
         var signature = [UInt8](repeating: 0, count: length)
         guard EVP_DigestSign(context, &signature, &length, message.baseAddress, message.count) == 1 else { ERR_clear_error(); return nil }
         return Array(signature[..<length])
-    }
-}
-
-/// A bundle of trusted CA certificates (`--cacert`), checked once at start so
-/// that an unusable one is a configuration error, not a failure per record.
-public enum CertificateBundle {
-    /// Why `path` cannot serve as a CA bundle, or nil when it holds at least one PEM certificate.
-    public static func problem(_ path: String) -> String? {
-        let pem: [UInt8]
-        do {
-            pem = try LocalFile.read(path, rules: [], limit: 64 << 20)
-        } catch {
-            return error.message
-        }
-        let certificates = pem.withUnsafeBytes { bytes -> Int in
-            guard let memory = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else { return 0 }
-            defer { BIO_free(memory) }
-            var found = 0
-            while let certificate = PEM_read_bio_X509(memory, nil, nil, nil) {
-                X509_free(certificate)
-                found += 1
-            }
-            return found
-        }
-        ERR_clear_error()
-        return certificates > 0 ? nil : "\(path) holds no PEM certificate"
     }
 }

@@ -69,7 +69,9 @@ public struct OAuth1Signature: Sendable {
 public enum OAuth1 {
     /// A fresh nonce: 32 hex characters from the CSPRNG (X requires ASCII).
     public static func makeNonce(_ crypto: Crypto) -> String {
-        Crypto.hex16(crypto.pooledRandomBytes(16))
+        let nonce = ByteBuffer(capacity: 32)
+        crypto.appendRandomHex(16, to: nonce)
+        return String(decoding: nonce.bytes, as: UTF8.self)
     }
 
     /// Signs `request`. `rsaKey` is needed for RSA-SHA1 only; nil comes back
@@ -176,9 +178,7 @@ public final class OAuth1Signer {
     /// Every parameter's name and value, each encoded twice, as the base
     /// string holds them; `pairs` says where each one is.
     private let store = ByteBuffer(capacity: 1024)
-    private var pairs: UnsafeMutablePointer<EncodedPair>
-    private var pairCapacity = 32
-    private var pairCount = 0
+    private var pairs: ContiguousArray<EncodedPair> = []
     private let key = ByteBuffer(capacity: 128)
     private let digest = ByteBuffer(capacity: 64)
 
@@ -192,33 +192,24 @@ public final class OAuth1Signer {
         self.crypto = crypto
         ranges = .allocate(capacity: Self.parameterCount * 2)
         ranges.initialize(repeating: -1, count: Self.parameterCount * 2)
-        pairs = .allocate(capacity: pairCapacity)
+        pairs.reserveCapacity(32)
     }
 
     deinit {
         ranges.deallocate()
-        pairs.deallocate()
     }
 
     /// Forgets the last request.
     public func begin() {
         values.removeAll()
         store.removeAll()
-        pairCount = 0
+        pairs.removeAll(keepingCapacity: true)
         for index in 0..<Self.parameterCount { ranges[index * 2] = -1 }
         realm = nil
     }
 
     private func addPair(nameStart: Int, nameEnd: Int) {
-        if pairCount == pairCapacity {
-            let grown = UnsafeMutablePointer<EncodedPair>.allocate(capacity: pairCapacity * 2)
-            grown.moveInitialize(from: pairs, count: pairCount)
-            pairs.deallocate()
-            pairs = grown
-            pairCapacity *= 2
-        }
-        (pairs + pairCount).initialize(to: EncodedPair(nameStart: nameStart, nameEnd: nameEnd, valueEnd: store.count))
-        pairCount += 1
+        pairs.append(EncodedPair(nameStart: nameStart, nameEnd: nameEnd, valueEnd: store.count))
     }
 
     /// Adds a request parameter, raw (decoded).
@@ -289,8 +280,7 @@ public final class OAuth1Signer {
         baseString.append(0x26)
         PercentEncoding.encode(baseURI, into: baseString)
         baseString.append(0x26)
-        for index in 0..<pairCount {
-            let pair = pairs[index]
+        for (index, pair) in pairs.enumerated() {
             if index > 0 { baseString.append("%26") }
             baseString.append(store[pair.nameStart..<pair.nameEnd])
             baseString.append("%3D")
@@ -303,7 +293,7 @@ public final class OAuth1Signer {
     /// an encoding leaves), so the stored forms sort as the RFC's do. There
     /// are few pairs, and the `oauth_*` ones come in order: insertion sort.
     private func sortPairs() {
-        guard pairCount > 1 else { return }
+        guard pairs.count > 1 else { return }
         let base = UnsafePointer(store.start)
         func precedes(_ left: EncodedPair, _ right: EncodedPair) -> Bool {
             let byName = RawBytes.compare(base + left.nameStart, left.nameEnd - left.nameStart,
@@ -312,14 +302,16 @@ public final class OAuth1Signer {
             return RawBytes.compare(base + left.nameEnd, left.valueEnd - left.nameEnd,
                                     base + right.nameEnd, right.valueEnd - right.nameEnd) < 0
         }
-        for index in 1..<pairCount {
-            let pair = pairs[index]
-            var position = index
-            while position > 0 && precedes(pair, pairs[position - 1]) {
-                pairs[position] = pairs[position - 1]
-                position -= 1
+        pairs.withUnsafeMutableBufferPointer { pairs in
+            for index in 1..<pairs.count {
+                let pair = pairs[index]
+                var position = index
+                while position > 0 && precedes(pair, pairs[position - 1]) {
+                    pairs[position] = pairs[position - 1]
+                    position -= 1
+                }
+                pairs[position] = pair
             }
-            pairs[position] = pair
         }
     }
 

@@ -16,7 +16,7 @@ public enum PercentEncoding {
     /// Encodes `source` into `destination`, which has room for three bytes
     /// per source byte; returns the bytes written.
     public static func encode(_ source: UnsafeBufferPointer<UInt8>, to destination: UnsafeMutablePointer<UInt8>) -> Int {
-        let hex = ("0123456789ABCDEF" as StaticString).utf8Start
+        let hex = Hex.upper
         return unreservedTable.withUnsafeBufferPointer { table in
             var written = 0
             for byte in source {
@@ -49,7 +49,7 @@ public enum PercentEncoding {
             destination[0] = byte
             return 1
         }
-        let hex = ("0123456789ABCDEF" as StaticString).utf8Start
+        let hex = Hex.upper
         destination[0] = 0x25
         destination[1] = 0x32
         destination[2] = 0x35

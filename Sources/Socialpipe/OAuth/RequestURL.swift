@@ -50,22 +50,15 @@ public struct RequestURL: Sendable {
         return uri
     }
 
-    /// The whole URL to request, with `extraQuery` (already encoded) appended to the query.
-    public func requestURL(extraQuery: [UInt8] = []) -> String {
+    /// The whole URL as it is sent.
+    public var requestURL: String {
         var bytes = baseURI
-        var query = self.query ?? []
-        if !extraQuery.isEmpty {
-            if !query.isEmpty { query.append(0x26) }
-            query += extraQuery
-        }
-        if self.query != nil || !extraQuery.isEmpty {
+        if let query {
             bytes.append(0x3F)
             bytes += query
         }
         return String(decoding: bytes, as: UTF8.self)
     }
-
-
 
     /// Parses `text`; only http and https with a host are accepted.
     public init(_ text: String) throws(Invalid) {
@@ -175,7 +168,7 @@ public struct RequestURL: Sendable {
         let host = hostStart..<output.count
         if let port {
             output.append(0x3A)
-            output.appendDecimal(UInt64(port))
+            output.appendDecimal(Int64(port))
         }
 
         var pathEnd = authorityEnd
@@ -291,7 +284,7 @@ public struct RequestURL: Sendable {
         // "!" / "$"…";" / "=" / "@"…"Z" / "_" / "a"…"z" / "~", one bit per ASCII byte.
         let low: UInt64 = allowQuestionMark ? 0xAFFF_FFF2_0000_0000 : 0x2FFF_FFF2_0000_0000
         let high: UInt64 = 0x47FF_FFFE_87FF_FFFF
-        let hex = ("0123456789ABCDEF" as StaticString).utf8Start
+        let hex = Hex.upper
         let out = output.reserve(range.count * 3)
         var written = 0
         for index in range {

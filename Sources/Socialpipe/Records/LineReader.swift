@@ -9,17 +9,17 @@ public enum InputLine {
     case tooLong(number: Int, prefix: [UInt8], length: Int)
 }
 
-/// Reads fd 0 with read(2) into its own buffer (never through `FILE*`, whose
-/// buffer poll cannot see) and hands out lines, counting every physical
-/// line, blank ones included. Memory stays within the line limit however
-/// long a line is.
+/// Reads a descriptor with read(2) into its own buffer (never through
+/// `FILE*`, whose buffer poll cannot see) and hands out lines, counting every
+/// physical line, blank ones included. Memory stays within the line limit
+/// however long a line is.
 public final class LineReader {
-    private let fd: Int32
+    /// The descriptor read.
+    public let fd: Int32
     private let maxLine: Int
-    private var buffer: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
+    /// Bytes read; those before `start` are handed out already.
+    private let buffer = ByteBuffer(capacity: 64 * 1024)
     private var start = 0
-    private var end = 0
     /// Bytes from `start` already searched for a newline and found without
     /// one: a long line arriving in many reads is searched once, not once per read.
     private var searched = 0
@@ -41,11 +41,9 @@ public final class LineReader {
     public init(fd: Int32 = 0, maxLine: Int) {
         self.fd = fd
         self.maxLine = maxLine
-        capacity = 64 * 1024
-        buffer = .allocate(capacity: capacity)
     }
 
-    deinit { buffer.deallocate() }
+    private var end: Int { buffer.count }
 
     /// Whether a read would return at once (data or end of input).
     public var hasInputReady: Bool {
@@ -63,9 +61,10 @@ public final class LineReader {
     private func findNewline() -> Int? {
         let unsearched = end - start - searched
         guard unsearched > 0 else { return nil }
-        if buffer[start + searched] == 0x0A { return start + searched }
-        if let found = memchr(buffer + start + searched, 0x0A, unsearched) {
-            let offset = UnsafeMutableRawPointer(found).assumingMemoryBound(to: UInt8.self) - buffer
+        let base = buffer.start
+        if base[start + searched] == 0x0A { return start + searched }
+        if let found = memchr(base + start + searched, 0x0A, unsearched) {
+            let offset = UnsafeMutableRawPointer(found).assumingMemoryBound(to: UInt8.self) - base
             bytesSearched += offset - (start + searched) + 1
             searched = offset - start
             return offset
@@ -79,21 +78,19 @@ public final class LineReader {
     public func fill() {
         guard !reachedEnd else { return }
         if start > 0 {
-            if end > start { memmove(buffer, buffer + start, end - start) }
-            end -= start
+            buffer.removeFirst(start)
             start = 0
         }
-        if end == capacity {
-            // Grow up to the line limit; past it the line is skipped instead.
-            let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2)
-            grown.update(from: buffer, count: end)
-            buffer.deallocate()
-            buffer = grown
-            capacity *= 2
-        }
+        // Grows by doubling while a line is longer than the buffer (up to
+        // the line limit; past it the line is skipped instead).
+        let room = max(buffer.freeCapacity, buffer.count)
+        let destination = buffer.reserve(room)
         while true {
-            let count = read(fd, buffer + end, capacity - end)
-            if count > 0 { end += count; return }
+            let count = read(fd, destination, buffer.freeCapacity)
+            if count > 0 {
+                buffer.advance(by: count)
+                return
+            }
             if count == 0 { reachedEnd = true; return }
             if errno == EINTR { continue }
             readError = errno
@@ -117,26 +114,29 @@ public final class LineReader {
             if var skipping = overlong {
                 skipping.length += available
                 overlong = skipping
-                start = end
-                searched = 0
+                skip()
                 if reachedEnd { return finish(from: start, to: start) }
                 return nil
             }
             if available > maxLine + 1 {
                 // No newline within the limit: remember the prefix, skip the rest.
-                overlong = (Array(UnsafeBufferPointer(start: buffer + start, count: min(available, Self.prefixLength))), available)
-                start = end
-                searched = 0
+                overlong = (Array(buffer[start..<(start + min(available, Self.prefixLength))]), available)
+                skip()
                 return nil
             }
             if reachedEnd && available > 0 {
                 let lineStart = start
-                start = end
-                searched = 0
+                skip()
                 return finish(from: lineStart, to: end)
             }
             return nil
         }
+    }
+
+    /// Everything read so far is handed out or skipped.
+    private func skip() {
+        start = end
+        searched = 0
     }
 
     /// Ends a physical line spanning `from..<to` (without its `\n`).
@@ -146,19 +146,20 @@ public final class LineReader {
             overlong = nil
             return .tooLong(number: lineNumber, prefix: skipped.prefix, length: skipped.length + (lineEnd - lineStart))
         }
+        let base = buffer.start
         var contentEnd = lineEnd
-        if contentEnd > lineStart && buffer[contentEnd - 1] == 0x0D { contentEnd -= 1 }
+        if contentEnd > lineStart && base[contentEnd - 1] == 0x0D { contentEnd -= 1 }
         let length = contentEnd - lineStart
         if length > maxLine {
-            let prefix = Array(UnsafeBufferPointer(start: buffer + lineStart, count: min(length, Self.prefixLength)))
-            return .tooLong(number: lineNumber, prefix: prefix, length: length)
+            return .tooLong(number: lineNumber, prefix: Array(buffer[lineStart..<(lineStart + min(length, Self.prefixLength))]),
+                            length: length)
         }
         var blank = true
-        for index in lineStart..<contentEnd where buffer[index] != 0x20 && buffer[index] != 0x09 {
+        for index in lineStart..<contentEnd where base[index] != 0x20 && base[index] != 0x09 {
             blank = false
             break
         }
         if blank { return nil }
-        return .text(number: lineNumber, bytes: UnsafeBufferPointer(start: buffer + lineStart, count: length))
+        return .text(number: lineNumber, bytes: buffer[lineStart..<contentEnd])
     }
 }

@@ -1,25 +1,47 @@
-/// Puts outcomes on stdout in input order (or as they complete with
-/// `--unordered`): a record's outcomes wait until every earlier record is done.
+import Glibc
+
+/// How a run writes outcomes: the contract's envelopes, or lines a tool
+/// formats itself (oauth-sign's header and curl formats), failures then
+/// going to stderr as `TOOL: line N: kind: message`.
+public enum OutputStyle: Sendable {
+    case envelopes
+    case toolLines
+}
+
+/// Puts outcomes on stdout in input order (or as they come with
+/// `--unordered`): a record's lines wait until every earlier record is done.
+/// An outcome is serialised once, when it is known: straight into the
+/// output when its record is at the head, else into its record's slot.
 final class OutcomeQueue {
     final class Slot {
-        var outcomes: [Outcome] = []
+        /// What waits to be written, in order.
+        var pending: [Pending] = []
         var done = false
+        /// Lines held here until the record reaches the head.
+        var bufferedLines = 0
     }
 
+    enum Pending {
+        case lines([UInt8], count: Int)
+        case diagnostic(String)
+    }
+
+    let style: OutputStyle
     private let ordered: Bool
-    private let format: OutcomeFormat
-    private let output: OutputWriter
+    let output: OutputWriter
     private var slots: [Slot] = []
     private var head = 0
 
-    /// Whether any record failed.
+    /// Whether any outcome makes the run exit 1.
     private(set) var anyFailed = false
     /// Records opened and not yet written out (finished, in unordered mode).
     private(set) var unfinished = 0
+    /// Lines held in slots behind the head, for the read-ahead bound.
+    private(set) var bufferedLines = 0
 
-    init(ordered: Bool, format: OutcomeFormat, output: OutputWriter) {
+    init(ordered: Bool, style: OutputStyle, output: OutputWriter) {
         self.ordered = ordered
-        self.format = format
+        self.style = style
         self.output = output
     }
 
@@ -30,12 +52,35 @@ final class OutcomeQueue {
         return slot
     }
 
-    func emit(_ outcome: Outcome, in slot: Slot) {
-        if case .failure = outcome.result { anyFailed = true }
-        if !ordered || (head < slots.count && slots[head] === slot) {
-            format.write(outcome, to: output)
+    /// Whether `slot` may write straight to the output.
+    func isHead(_ slot: Slot) -> Bool {
+        !ordered || (head < slots.count && slots[head] === slot)
+    }
+
+    /// Writes one line, serialised by `body` into the output or into the slot.
+    func writeLine(in slot: Slot, failed: Bool, _ body: (ByteBuffer) -> Void) {
+        if failed { anyFailed = true }
+        if isHead(slot) {
+            body(output.buffer)
+            output.endLine()
+            return
+        }
+        let held = ByteBuffer(capacity: 256)
+        body(held)
+        held.append(0x0A)
+        slot.pending.append(.lines(held.array, count: 1))
+        slot.bufferedLines += 1
+        bufferedLines += 1
+    }
+
+    /// A message for stderr, written when the record's turn comes.
+    func writeDiagnostic(in slot: Slot, _ message: String) {
+        anyFailed = true
+        if isHead(slot) {
+            output.flush()
+            Diagnostics.say(message)
         } else {
-            slot.outcomes.append(outcome)
+            slot.pending.append(.diagnostic(message))
         }
     }
 
@@ -48,68 +93,135 @@ final class OutcomeQueue {
         while head < slots.count && slots[head].done {
             head += 1
             unfinished -= 1
-            if head < slots.count {
-                let next = slots[head]
-                for outcome in next.outcomes { format.write(outcome, to: output) }
-                next.outcomes.removeAll()
-            }
+            if head < slots.count { release(slots[head]) }
         }
         if head > 1024 && head * 2 > slots.count {
             slots.removeFirst(head)
             head = 0
         }
     }
+
+    /// Writes what `slot` held, now that it is at the head.
+    private func release(_ slot: Slot) {
+        for item in slot.pending {
+            switch item {
+            case .lines(let bytes, _):
+                bytes.withUnsafeBufferPointer { output.buffer.append($0) }
+                output.endLine(appended: false)
+            case .diagnostic(let message):
+                output.flush()
+                Diagnostics.say(message)
+            }
+        }
+        bufferedLines -= slot.bufferedLines
+        slot.bufferedLines = 0
+        slot.pending.removeAll()
+    }
 }
 
-/// A record's way back to the output: results and errors, then `finish()`.
+/// A record's way to the output: results and errors, then `finish()`.
 public final class Reply {
     private let queue: OutcomeQueue
     private let slot: OutcomeQueue.Slot
     /// The record's line (or argument index).
     public let line: Int
+    /// The record, secrets redacted, when it cannot be echoed as it came.
     private let input: JSON?
+    /// The record's own line, echoed as it came when it holds no secret.
     private let inputText: [UInt8]?
+    /// The start of a line that is not a record, for `raw`.
     private let raw: String?
-    private var finished = false
+    /// Whether `finish()` was called.
+    public private(set) var isFinished = false
 
-    /// `text` is the record's line, echoed as it came when it holds no secret.
-    init(queue: OutcomeQueue, line: Int, input: JSON?, text: UnsafeBufferPointer<UInt8>? = nil, raw: String?) {
+    init(queue: OutcomeQueue, line: Int, input: JSON?, text: UnsafeBufferPointer<UInt8>? = nil, raw: String? = nil) {
         self.queue = queue
-        self.slot = queue.open()
+        slot = queue.open()
         self.line = line
         self.raw = raw
         if let input, let text, !Redaction.containsSecret(input.raw) {
             self.input = input
-            self.inputText = Array(text)
+            inputText = Array(text)
         } else {
             self.input = input.map(Redaction.redacted)
-            self.inputText = nil
+            inputText = nil
         }
     }
 
-    /// Writes one successful outcome whose result is compact JSON text the tool built.
-    public func succeed(text: [UInt8], attachment: Any? = nil) {
-        guard !finished else { return }
-        queue.emit(Outcome(line: line, input: input, inputText: inputText, raw: raw, result: .success(.null),
-                           resultText: text, attachment: attachment), in: slot)
+    /// Lines this record holds behind the head of an ordered output.
+    public var bufferedLines: Int { slot.bufferedLines }
+    /// Whether this record's lines go straight out.
+    public var isAtHead: Bool { queue.isHead(slot) }
+
+    private func appendStart(ok: Bool, to output: ByteBuffer) {
+        output.append(ok ? "{\"ok\":true,\"line\":" : "{\"ok\":false,\"line\":")
+        output.appendDecimal(Int64(line))
+        output.append(",\"input\":")
+        if let inputText {
+            inputText.withUnsafeBufferPointer { output.appendMinified($0) }
+        } else if let input {
+            output.appendJSON(input)
+        } else {
+            output.append("null")
+        }
     }
 
-    /// Writes one successful outcome.
-    public func succeed(_ result: JSON, attachment: Any? = nil) {
-        guard !finished else { return }
-        queue.emit(Outcome(line: line, input: input, inputText: inputText, raw: raw, result: .success(result), resultText: nil, attachment: attachment), in: slot)
+    /// One successful outcome; `failsRun` makes the run exit 1 all the same
+    /// (a check whose answer is "no").
+    public func succeed(_ result: JSON, failsRun: Bool = false) {
+        guard !isFinished else { return }
+        queue.writeLine(in: slot, failed: failsRun) { output in
+            appendStart(ok: true, to: output)
+            output.append(",\"result\":")
+            output.appendJSON(result)
+            output.append(0x7D)
+        }
     }
 
-    /// Writes one failed outcome.
+    /// One successful outcome whose result is JSON text: compact text the
+    /// tool built, or (`compact: false`) valid text copied from an answer,
+    /// its whitespace dropped on the way.
+    public func succeed(resultText: UnsafeBufferPointer<UInt8>, compact: Bool = true) {
+        guard !isFinished else { return }
+        queue.writeLine(in: slot, failed: false) { output in
+            appendStart(ok: true, to: output)
+            output.append(",\"result\":")
+            if compact { output.append(resultText) } else { output.appendMinified(resultText) }
+            output.append(0x7D)
+        }
+    }
+
+    /// One line the tool formatted itself (without its newline), in the
+    /// `toolLines` style.
+    public func writeLine(_ text: UnsafeBufferPointer<UInt8>) {
+        guard !isFinished else { return }
+        queue.writeLine(in: slot, failed: false) { $0.append(text) }
+    }
+
+    /// One failed outcome: an envelope, or a message on stderr in the `toolLines` style.
     public func fail(_ error: RecordError) {
-        guard !finished else { return }
-        queue.emit(Outcome(line: line, input: input, inputText: inputText, raw: raw, result: .failure(error), resultText: nil, attachment: nil), in: slot)
+        guard !isFinished else { return }
+        switch queue.style {
+        case .envelopes:
+            queue.writeLine(in: slot, failed: true) { output in
+                appendStart(ok: false, to: output)
+                if let raw {
+                    output.append(",\"raw\":")
+                    output.appendJSONString(raw)
+                }
+                output.append(",\"error\":")
+                error.append(to: output)
+                output.append(0x7D)
+            }
+        case .toolLines:
+            queue.writeDiagnostic(in: slot, "line \(line): \(error.kind.rawValue): \(error.message)")
+        }
     }
 
     /// Marks the record complete; nothing more is written for it.
     public func finish() {
-        guard !finished else { return }
-        finished = true
+        guard !isFinished else { return }
+        isFinished = true
         queue.finish(slot)
     }
 

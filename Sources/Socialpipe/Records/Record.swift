@@ -19,71 +19,30 @@ public struct Record {
         }
     }
 
-
-
-    /// The boolean member `key`; nil when absent or null.
-    public func bool(_ key: StaticString) throws(RecordError) -> Bool? {
+    /// The integer member `key` within `range`; nil when absent or null.
+    public func integer(_ key: StaticString, in range: ClosedRange<Int64>) throws(RecordError) -> Int64? {
         guard let value = fields[key], !value.isNull else { return nil }
-        guard let flag = value.bool else { throw .input("\(key) must be true or false") }
-        return flag
+        guard let number = value.integer, range.contains(number) else {
+            throw .input("\(key) must be an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
     }
 
-}
-
-/// What a record became: a result or an error, for the envelope (contract §2).
-public struct Outcome {
-    public let line: Int
-    /// The record, secrets redacted; nil for a line that is not a record.
-    public let input: JSON?
-    /// The record's own line, when it can be echoed as it came (no secrets in it).
-    public let inputText: [UInt8]?
-    /// The start of a line that is not a record, for `raw`.
-    public let raw: String?
-    public let result: Result<JSON, RecordError>
-    /// A successful result already written as compact JSON text (then `result` is unused).
-    public let resultText: [UInt8]?
-    /// Whatever else the tool's own output format needs.
-    public let attachment: Any?
-}
-
-/// How outcomes are written: the envelope by default; a tool may offer other formats.
-public protocol OutcomeFormat: AnyObject {
-    func write(_ outcome: Outcome, to output: OutputWriter)
-}
-
-/// The contract's envelope: `{"ok","line","input"[,"raw"],"result"|"error"}`, one compact line each.
-public final class EnvelopeFormat: OutcomeFormat {
-    public init() {}
-
-    public func write(_ outcome: Outcome, to output: OutputWriter) {
-        switch outcome.result {
-        case .success:
-            output.write("{\"ok\":true,\"line\":")
-        case .failure:
-            output.write("{\"ok\":false,\"line\":")
-        }
-        output.writeDecimal(Int64(outcome.line))
-        output.write(",\"input\":")
-        if let text = outcome.inputText {
-            text.withUnsafeBufferPointer { output.writeMinified($0) }
-        } else if let input = outcome.input {
-            output.writeJSON(input)
+    /// An id member: digits, given as a string or a non-negative integer (ids
+    /// are written as strings, since jq rounds integers above 2^53).
+    public func id(_ key: StaticString, digits: ClosedRange<Int> = 1...19) throws(RecordError) -> String? {
+        guard let value = fields[key], !value.isNull else { return nil }
+        let text: String
+        if let number = value.integer, number >= 0 {
+            text = String(number)
+        } else if let string = value.string {
+            text = string
         } else {
-            output.write("null")
+            throw .input("\(key) must be an id (a string of digits)")
         }
-        switch outcome.result {
-        case .success(let result):
-            output.write(",\"result\":")
-            if let text = outcome.resultText { output.write(text) } else { output.writeJSON(result) }
-        case .failure(let error):
-            if let raw = outcome.raw {
-                output.write(",\"raw\":")
-                output.writeJSONString(raw)
-            }
-            output.write(",\"error\":")
-            output.writeJSON(error.json)
+        guard digits.contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw .input("\(key) must be an id of \(digits.lowerBound) to \(digits.upperBound) digits, got \"\(text)\"")
         }
-        output.writeByte(0x7D)
-        output.endLine()
+        return text
     }
 }

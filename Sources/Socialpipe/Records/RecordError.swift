@@ -17,7 +17,7 @@ public struct RecordError: Error, Sendable {
     public var code: String?
     /// Requests made for this record; nil for tools that send none.
     public var attempts: Int?
-    /// Tool-specific members that follow (e.g. `resume`).
+    /// Tool-specific members that follow (e.g. `reset`, `resume`).
     public var extras: [(key: String, value: JSON)] = []
 
     public init(_ kind: Kind, _ message: String, status: Int? = nil, code: String? = nil, attempts: Int? = nil) {
@@ -31,15 +31,31 @@ public struct RecordError: Error, Sendable {
     /// An `input` error.
     public static func input(_ message: String) -> RecordError { RecordError(.input, message) }
 
-    /// The error object in the contract's key order.
-    public var json: JSON {
-        let object = JSON.object()
-        object.set("kind", .string(kind.rawValue))
-        if let status { object.set("status", .integer(Int64(status))) }
-        if let code { object.set("code", .string(code)) }
-        object.set("message", .string(message))
-        if let attempts { object.set("attempts", .integer(Int64(attempts))) }
-        for (key, value) in extras { object.set(member: key, value) }
-        return object
+    /// Appends the error object, its keys in the contract's order.
+    func append(to output: ByteBuffer) {
+        output.append("{\"kind\":\"")
+        output.append(utf8: kind.rawValue)
+        output.append(0x22)
+        if let status {
+            output.append(",\"status\":")
+            output.appendDecimal(Int64(status))
+        }
+        if let code {
+            output.append(",\"code\":")
+            output.appendJSONString(code)
+        }
+        output.append(",\"message\":")
+        output.appendJSONString(message)
+        if let attempts {
+            output.append(",\"attempts\":")
+            output.appendDecimal(Int64(attempts))
+        }
+        for (key, value) in extras {
+            output.append(0x2C)
+            output.appendJSONString(key)
+            output.append(0x3A)
+            output.appendJSON(value)
+        }
+        output.append(0x7D)
     }
 }

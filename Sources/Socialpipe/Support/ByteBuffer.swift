@@ -117,15 +117,19 @@ public final class ByteBuffer {
     }
 
     /// Appends a decimal integer.
-    public func appendDecimal(_ number: UInt64) {
+    public func appendDecimal(_ number: Int64) {
         let out = reserve(20)
-        var value = number
+        var magnitude = number.magnitude
         var digits = 0
         repeat {
-            out[digits] = UInt8(truncatingIfNeeded: value % 10) + 0x30
-            value /= 10
+            out[digits] = UInt8(truncatingIfNeeded: magnitude % 10) + 0x30
+            magnitude /= 10
             digits += 1
-        } while value > 0
+        } while magnitude > 0
+        if number < 0 {
+            out[digits] = 0x2D
+            digits += 1
+        }
         var low = 0
         var high = digits - 1
         while low < high {
@@ -137,6 +141,34 @@ public final class ByteBuffer {
         }
         used += digits
     }
+
+    /// Appends `byte` as two hex digits.
+    @inlinable @inline(__always)
+    public func appendHex(_ byte: UInt8, upperCase: Bool) {
+        let digits = upperCase ? Hex.upper : Hex.lower
+        let out = reserve(2)
+        out[0] = digits[Int(byte >> 4)]
+        out[1] = digits[Int(byte & 0x0F)]
+        used += 2
+    }
+
+    /// Drops the first `count` bytes, moving the rest to the front.
+    public func removeFirst(_ count: Int) {
+        let dropped = min(max(count, 0), used)
+        if dropped < used { memmove(storage, storage + dropped, used - dropped) }
+        used -= dropped
+    }
+
+    /// Room left before the buffer has to grow.
+    public var freeCapacity: Int { capacity - used }
+}
+
+/// The digits of hexadecimal numbers, shared by every encoder.
+public enum Hex {
+    /// `0123456789ABCDEF`, as percent-encoding writes them.
+    @inlinable public static var upper: UnsafePointer<UInt8> { ("0123456789ABCDEF" as StaticString).utf8Start }
+    /// `0123456789abcdef`, as JSON escapes and nonces are written.
+    @inlinable public static var lower: UnsafePointer<UInt8> { ("0123456789abcdef" as StaticString).utf8Start }
 }
 
 /// Byte comparisons the parsers share.

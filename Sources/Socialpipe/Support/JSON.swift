@@ -79,17 +79,7 @@ public struct JSON {
     // MARK: Reading
 
     /// The kind of this value.
-    public var kind: Kind {
-        switch raw.pointee.type {
-        case JSON_OBJECT: return .object
-        case JSON_ARRAY: return .array
-        case JSON_STRING: return .string
-        case JSON_INTEGER: return .integer
-        case JSON_REAL: return .real
-        case JSON_TRUE, JSON_FALSE: return .bool
-        default: return .null
-        }
-    }
+    public var kind: Kind { JSONView(raw: raw).kind }
 
     /// The member named `name` (a key not known at compile time), or nil.
     public func member(_ name: String) -> JSON? {
@@ -140,15 +130,6 @@ public struct JSON {
         }
     }
 
-    /// The UTF-8 bytes of a string value.
-    public var stringBytes: [UInt8]? {
-        guard raw.pointee.type == JSON_STRING, let chars = json_string_value(raw) else { return nil }
-        let length = json_string_length(raw)
-        return chars.withMemoryRebound(to: UInt8.self, capacity: length) {
-            Array(UnsafeBufferPointer(start: $0, count: length))
-        }
-    }
-
     /// The value of an integer.
     public var integer: Int64? { JSONView(raw: raw).integer }
 
@@ -186,11 +167,6 @@ public struct JSON {
         return JSON(owning: created ?? json_null())
     }
 
-    /// A string from bytes the caller knows to be valid UTF-8.
-    public static func string(bytes: [UInt8]) -> JSON {
-        bytes.withUnsafeBufferPointer { string(bytes: $0) }
-    }
-
     /// Calls `body` with `key` as a C string. Literal keys need no copy: a
     /// small Swift String would otherwise be copied to the heap for each call.
     @inline(__always)
@@ -213,19 +189,9 @@ public struct JSON {
         value.withUTF8 { bytes in JSON.withKey(key) { setString($0, bytes) } }
     }
 
-    /// Sets an object member to a string made of bytes the caller knows to be valid UTF-8.
-    public func set(_ key: StaticString, stringBytes value: [UInt8]) {
-        value.withUnsafeBufferPointer { bytes in JSON.withKey(key) { setString($0, bytes) } }
-    }
-
     /// Sets an object member to an integer.
     public func set(_ key: StaticString, integer value: Int64) {
         JSON.withKey(key) { _ = json_object_set_new_nocheck(raw, $0, json_integer(json_int_t(value))) }
-    }
-
-    /// Sets an object member to `true` or `false`.
-    public func set(_ key: StaticString, bool value: Bool) {
-        JSON.withKey(key) { _ = json_object_set_new_nocheck(raw, $0, value ? json_true() : json_false()) }
     }
 
     /// Sets an object member (appended last, or replaced in place).
@@ -316,6 +282,7 @@ public struct JSONView {
 
     init(raw: UnsafeMutablePointer<json_t>) { self.raw = raw }
 
+    /// The kind of this value.
     public var kind: JSON.Kind {
         switch raw.pointee.type {
         case JSON_OBJECT: return .object

@@ -1,0 +1,560 @@
+import Glibc
+
+/// The engine: the jobs of the records in flight and their requests, run by
+/// the loop one turn at a time. It keeps at most `--parallel` requests in
+/// flight, retries each request on its own (page 40 of a list has its full
+/// retries), waits out rate limits, shares a request among the jobs that ask
+/// for the same thing, gathers batches, and stops a job that has written
+/// enough lines behind the head of an ordered output.
+public final class Engine {
+    private let parallel: Int
+    private let retries: Int
+    private let maxWait: Double
+    private let verbose: Bool
+    private let dryRun: Bool
+    private let transport: Transport
+    /// How a tool gathers requests into batches, when it does.
+    public var batching: Batching?
+    /// Lines a job may hold behind the head of ordered output before it stops
+    /// asking for more (two pages of a thousand accounts).
+    static let lineBoundPerJob = 2000
+
+    /// A job and its bookkeeping.
+    final class Tracked {
+        let job: Job
+        let order: Int
+        /// Requests made for the record so far.
+        var attempts = 0
+        var isOver = false
+        init(job: Job, order: Int) {
+            self.job = job
+            self.order = order
+        }
+    }
+
+    /// One request: its attempts, backoff and the jobs it answers.
+    final class Exchange {
+        let spec: RequestSpec
+        let order: Int
+        var jobs: [Tracked]
+        /// For a batch: the requests it carries, in order.
+        var members: [Exchange] = []
+        var attempts = 0
+        /// Not to be sent before this monotonic time (backoff).
+        var notBefore = 0.0
+        var request: HTTPRequest?
+        init(spec: RequestSpec, order: Int, jobs: [Tracked]) {
+            self.spec = spec
+            self.order = order
+            self.jobs = jobs
+        }
+        /// Every job waiting for this request (a batch's members' jobs too).
+        var allJobs: [Tracked] { members.isEmpty ? jobs : members.flatMap(\.allJobs) }
+    }
+
+    private var unbegun: [Tracked] = []
+    private var ready: [Exchange] = []
+    private var inFlight: [Int: Exchange] = [:]
+    private var parked: [(Tracked, RequestSpec)] = []
+    private var deliveries: [(Tracked, Result<Answer, RecordError>)] = []
+    /// Shared requests not yet answered, by sharing key.
+    private var shared: [String: Exchange] = [:]
+    /// Answers kept for the run, by sharing key.
+    private var kept: [String: Result<Answer, RecordError>] = [:]
+    private var buckets: [String: RateLimitState] = [:]
+    private var nextID = 0
+    private var nextOrder = 0
+    /// Whether a job ended since the held ones were last asked.
+    private var jobEnded = false
+    /// The signal that interrupted the run, if one did.
+    public private(set) var interruption: Int32?
+    /// Records done, for the progress line.
+    private(set) var succeeded = 0
+    private(set) var failed = 0
+
+    /// Reads the request options of contract §5 from `arguments`. `transport`
+    /// defaults to libcurl; the unit tests give their own.
+    public init(arguments: ParsedArguments, tool: ToolDescription, defaultParallel: Int,
+                transport: Transport? = nil) throws(StartupError) {
+        parallel = arguments.integer(CommonOptions.parallel(default: defaultParallel), default: defaultParallel)
+        retries = arguments.integer(CommonOptions.retries, default: 3)
+        maxWait = Double(arguments.integer(CommonOptions.maxWait, default: 900))
+        verbose = arguments.isSet(CommonOptions.verbose)
+        dryRun = arguments.isSet(CommonOptions.dryRun)
+        if let transport {
+            self.transport = transport
+            return
+        }
+        let caFile = arguments.value(CommonOptions.cacert)
+        if let caFile, let problem = CertificateBundle.problem(caFile) { throw .configuration("--cacert: \(problem)") }
+        self.transport = try CurlTransport(parallel: parallel, timeout: Double(arguments.integer(CommonOptions.timeout, default: 30)),
+                                           caFile: caFile, userAgent: "socialpipe/\(socialpipeVersion) (\(tool.name))")
+    }
+
+    /// How many records may be read ahead of the ones finished.
+    var window: Int { max(parallel * 4, 16) }
+
+    /// Requests in flight, for the progress line.
+    var inFlightCount: Int { inFlight.count }
+
+    /// Whether there is nothing to do until new records arrive.
+    var isIdle: Bool {
+        unbegun.isEmpty && ready.isEmpty && inFlight.isEmpty && parked.isEmpty && deliveries.isEmpty
+    }
+
+    /// Takes `job` in; it begins in input order.
+    func add(_ job: Job) {
+        let tracked = Tracked(job: job, order: nextOrder)
+        nextOrder += 1
+        if interruption != nil {
+            fail(tracked, RecordError(.cancelled, "interrupted before this record was sent"))
+            return
+        }
+        unbegun.append(tracked)
+    }
+
+    // MARK: One turn
+
+    /// Begins jobs, sends what may be sent, takes in what has arrived and
+    /// hands answers to their jobs.
+    func advance() {
+        beginJobs()
+        deliver()
+        unpark()
+        startExchanges()
+        for (id, outcome, elapsed) in transport.perform() { conclude(id, outcome, elapsed: elapsed) }
+        deliver()
+        unpark()
+        if jobEnded { beginJobs() }
+        startExchanges()
+    }
+
+    private func beginJobs() {
+        jobEnded = false
+        var index = 0
+        while index < unbegun.count {
+            let tracked = unbegun[index]
+            let step = tracked.job.begin()
+            if case .hold = step {
+                index += 1
+                continue
+            }
+            unbegun.remove(at: index)
+            handle(step, tracked)
+        }
+    }
+
+    private func handle(_ step: JobStep, _ tracked: Tracked) {
+        switch step {
+        case .send(let spec): submit(spec, for: tracked)
+        case .hold: fail(tracked, RecordError(.http, "internal error: a job held back after it began"))
+        case .done: finish(tracked, failed: false)
+        case .fail(let error): fail(tracked, error)
+        }
+    }
+
+    private func submit(_ spec: RequestSpec, for tracked: Tracked) {
+        if interruption != nil {
+            fail(tracked, cancelledBeforeSending(tracked))
+            return
+        }
+        if dryRun {
+            do throws(RecordError) {
+                tracked.job.reply.succeed(Self.describe(try sign(spec)))
+                finish(tracked, failed: false)
+            } catch {
+                fail(tracked, error)
+            }
+            return
+        }
+        let reply = tracked.job.reply
+        if !reply.isAtHead && reply.bufferedLines >= Self.lineBoundPerJob {
+            parked.append((tracked, spec))
+            return
+        }
+        if let sharing = spec.sharing {
+            if let answer = kept[sharing.key] {
+                deliveries.append((tracked, answer))
+                return
+            }
+            if let exchange = shared[sharing.key] {
+                exchange.jobs.append(tracked)
+                return
+            }
+        }
+        let exchange = Exchange(spec: spec, order: tracked.order, jobs: [tracked])
+        if let key = spec.sharing?.key { shared[key] = exchange }
+        queue(exchange)
+    }
+
+    /// Puts `exchange` among the requests to send, in input order.
+    private func queue(_ exchange: Exchange) {
+        let position = ready.firstIndex { $0.order > exchange.order } ?? ready.count
+        ready.insert(exchange, at: position)
+    }
+
+    private func deliver() {
+        while !deliveries.isEmpty {
+            let (tracked, result) = deliveries.removeFirst()
+            switch result {
+            case .success(let answer): received(answer, by: tracked)
+            case .failure(let error): fail(tracked, error)
+            }
+        }
+    }
+
+    private func received(_ answer: Answer, by tracked: Tracked) {
+        guard !tracked.isOver else { return }
+        handle(tracked.job.received(answer), tracked)
+    }
+
+    /// Jobs stopped for their buffered lines go on once their record reaches
+    /// the head of the output or its lines have gone out.
+    private func unpark() {
+        guard !parked.isEmpty else { return }
+        var still: [(Tracked, RequestSpec)] = []
+        for (tracked, spec) in parked {
+            let reply = tracked.job.reply
+            if reply.isAtHead || reply.bufferedLines < Self.lineBoundPerJob {
+                submit(spec, for: tracked)
+            } else {
+                still.append((tracked, spec))
+            }
+        }
+        parked = still
+    }
+
+    // MARK: Sending
+
+    private func startExchanges() {
+        guard interruption == nil else { return }
+        let now = Clock.monotonic()
+        let wallNow = Clock.wall()
+        var heldKeys = Set<String>()
+        var index = 0
+        while index < ready.count && inFlight.count < parallel {
+            let exchange = ready[index]
+            let key = exchange.spec.rateLimitKey
+            if heldKeys.contains(key) {
+                index += 1
+                continue
+            }
+            let state = buckets[key] ?? RateLimitState()
+            if let until = state.capExhaustedUntil(wallNow) {
+                ready.remove(at: index)
+                failExchange(exchange, rateLimitError(until: until, status: nil, message: "24-hour limit exhausted"))
+                continue
+            }
+            if let until = state.windowExhaustedUntil(wallNow) {
+                if until - wallNow > maxWait {
+                    ready.remove(at: index)
+                    failExchange(exchange, rateLimitError(until: until, status: nil,
+                                                          message: "rate limit exhausted; the reset is beyond --max-wait"))
+                    continue
+                }
+                heldKeys.insert(key)
+                index += 1
+                continue
+            }
+            if exchange.notBefore > now {
+                // Keep order within an endpoint: later requests wait behind this one.
+                heldKeys.insert(key)
+                index += 1
+                continue
+            }
+            ready.remove(at: index)
+            send(batched(exchange, from: index))
+        }
+    }
+
+    /// `exchange`, or a batch of it and the ready requests after `index`
+    /// that may travel with it.
+    private func batched(_ exchange: Exchange, from index: Int) -> Exchange {
+        guard let batching, let batchKey = exchange.spec.batchKey, exchange.members.isEmpty else { return exchange }
+        var members = [exchange]
+        var position = index
+        while position < ready.count && members.count < batching.maximumBatch {
+            let candidate = ready[position]
+            if candidate.spec.batchKey == batchKey && candidate.members.isEmpty && candidate.attempts == 0 {
+                members.append(ready.remove(at: position))
+            } else {
+                position += 1
+            }
+        }
+        let batch = Exchange(spec: batching.combine(members.map(\.spec)), order: exchange.order, jobs: [])
+        batch.members = members
+        return batch
+    }
+
+    /// The request as it goes out, signed afresh for this attempt.
+    private func sign(_ spec: RequestSpec) throws(RecordError) -> HTTPRequest {
+        var request = HTTPRequest(method: spec.method, url: spec.url, headers: spec.headers, body: spec.body,
+                                  idempotent: spec.idempotent)
+        try spec.authorizer?.authorize(&request)
+        return request
+    }
+
+    private func send(_ exchange: Exchange) {
+        let request: HTTPRequest
+        do throws(RecordError) {
+            request = try sign(exchange.spec)
+        } catch {
+            failExchange(exchange, error)
+            return
+        }
+        let id = nextID
+        nextID += 1
+        guard transport.start(request, id: id) else {
+            failExchange(exchange, RecordError(.network, "could not create a transfer"))
+            return
+        }
+        exchange.attempts += 1
+        for tracked in exchange.allJobs { tracked.attempts += 1 }
+        exchange.request = request
+        inFlight[id] = exchange
+        if verbose { Diagnostics.say("\(request.method) \(Redaction.redactedURL(request.url))") }
+    }
+
+    // MARK: Answers
+
+    private func conclude(_ id: Int, _ outcome: TransferOutcome, elapsed: Double) {
+        guard let exchange = inFlight.removeValue(forKey: id), let request = exchange.request else { return }
+        if verbose {
+            let time = Int(elapsed * 1000)
+            switch outcome {
+            case .response(let response):
+                Diagnostics.say("\(response.status) \(request.method) \(Redaction.redactedURL(request.url)) (\(time) ms)")
+            case .failure(let message, _, _, _):
+                Diagnostics.say("failed \(request.method) \(Redaction.redactedURL(request.url)): \(message) (\(time) ms)")
+            }
+        }
+        switch outcome {
+        case .failure(let message, let requestSent, let lasting, let status):
+            if requestSent && !exchange.spec.idempotent {
+                failExchange(exchange, RecordError(.ambiguous, "\(message) after the request was sent; it may or may not have been applied",
+                                                   status: status))
+            } else if exchange.attempts <= retries && interruption == nil && !lasting {
+                retryLater(exchange, after: nil)
+            } else {
+                failExchange(exchange, RecordError(.network, message))
+            }
+        case .response(let response):
+            let key = exchange.spec.rateLimitKey
+            exchange.spec.service.readRateLimits(response, into: &buckets[key, default: RateLimitState()])
+            let body = ResponseBody(response.body)
+            switch exchange.spec.service.classify(response, body: body) {
+            case .success:
+                answered(exchange, .success(Answer(response, body: body)))
+            case .failure(let error):
+                failExchange(exchange, error)
+            case .transient(let error):
+                serverFailed(exchange, response, error)
+            case .rateLimited(let error, let capped):
+                rateLimited(exchange, response, error, capped: capped)
+            }
+        }
+    }
+
+    /// Hands a final result to every job waiting for `exchange`.
+    private func answered(_ exchange: Exchange, _ result: Result<Answer, RecordError>) {
+        if let sharing = exchange.spec.sharing {
+            shared.removeValue(forKey: sharing.key)
+            if sharing.keepAnswer { kept[sharing.key] = result }
+        }
+        if !exchange.members.isEmpty, let batching, case .success(let answer) = result {
+            let parts = batching.split(answer, count: exchange.members.count)
+            for (index, member) in exchange.members.enumerated() {
+                answered(member, index < parts.count ? parts[index]
+                         : .failure(RecordError(.http, "the batch's answer has no part for this request", status: answer.status)))
+            }
+            return
+        }
+        if !exchange.members.isEmpty {
+            for member in exchange.members { answered(member, result) }
+            return
+        }
+        for tracked in exchange.jobs { deliveries.append((tracked, result)) }
+    }
+
+    private func failExchange(_ exchange: Exchange, _ error: RecordError) {
+        answered(exchange, .failure(error))
+    }
+
+    private func serverFailed(_ exchange: Exchange, _ response: HTTPResponse, _ error: RecordError) {
+        if !exchange.spec.idempotent {
+            failExchange(exchange, RecordError(.ambiguous, "\(error.message) (HTTP \(response.status)); the request may or may not have been applied",
+                                               status: response.status, code: error.code))
+        } else if exchange.attempts <= retries && interruption == nil {
+            retryLater(exchange, after: response.header("retry-after").flatMap { Double($0) })
+        } else {
+            failExchange(exchange, error)
+        }
+    }
+
+    /// A throttled request was not applied, so even a post may go again.
+    private func rateLimited(_ exchange: Exchange, _ response: HTTPResponse, _ error: RecordError, capped: Bool) {
+        let now = Clock.wall()
+        let state = buckets[exchange.spec.rateLimitKey] ?? RateLimitState()
+        if capped {
+            failExchange(exchange, error)
+        } else if let until = state.capExhaustedUntil(now) {
+            failExchange(exchange, rateLimitError(until: until, status: response.status, message: "24-hour limit exhausted"))
+        } else if let until = state.windowExhaustedUntil(now) {
+            if until - now > maxWait || interruption != nil {
+                failExchange(exchange, rateLimitError(until: until, status: response.status, message: error.message))
+            } else {
+                exchange.notBefore = 0
+                queue(exchange)
+            }
+        } else if exchange.attempts <= retries && interruption == nil {
+            let retryAfter = response.header("retry-after").flatMap { Double($0) }
+            if let retryAfter, retryAfter > maxWait {
+                failExchange(exchange, rateLimitError(until: now + retryAfter, status: response.status, message: error.message))
+            } else {
+                retryLater(exchange, after: retryAfter)
+            }
+        } else {
+            failExchange(exchange, error)
+        }
+    }
+
+    private func rateLimitError(until: Double, status: Int?, message: String) -> RecordError {
+        var error = RecordError(.rateLimit, message + " until " + Clock.iso8601(until), status: status)
+        error.extras.append(("reset", .string(Clock.iso8601(until))))
+        return error
+    }
+
+    /// Exponential backoff with full jitter, or the server's Retry-After.
+    private func retryLater(_ exchange: Exchange, after retryAfter: Double?) {
+        let ceiling = min(30.0, 0.5 * Double(1 << min(exchange.attempts, 10)))
+        exchange.notBefore = Clock.monotonic() + (retryAfter ?? Double.random(in: 0...ceiling))
+        queue(exchange)
+    }
+
+    // MARK: Ending
+
+    private func fail(_ tracked: Tracked, _ error: RecordError) {
+        guard !tracked.isOver else { return }
+        var error = error
+        if error.attempts == nil { error.attempts = tracked.attempts }
+        tracked.job.reply.fail(tracked.job.ending(with: error))
+        finish(tracked, failed: true)
+    }
+
+    private func finish(_ tracked: Tracked, failed didFail: Bool) {
+        guard !tracked.isOver else { return }
+        tracked.isOver = true
+        tracked.job.reply.finish()
+        tracked.job.ended()
+        if didFail { failed += 1 } else { succeeded += 1 }
+        jobEnded = true
+    }
+
+    private func cancelledBeforeSending(_ tracked: Tracked) -> RecordError {
+        RecordError(.cancelled, tracked.attempts == 0 ? "interrupted before this record was sent"
+                                                      : "interrupted before its next request was sent")
+    }
+
+    /// A signal: records not yet sent end `cancelled`, requests that change
+    /// nothing are abandoned, and posts in flight may finish. A second
+    /// signal stops waiting for them: they end `ambiguous`.
+    func interrupt(_ signal: Int32) {
+        if interruption != nil {
+            for (id, exchange) in inFlight {
+                transport.cancel(id: id)
+                let kind: RecordError.Kind = exchange.spec.idempotent ? .cancelled : .ambiguous
+                failExchange(exchange, RecordError(kind, "interrupted while the request was in flight"))
+            }
+            inFlight.removeAll()
+            deliver()
+            return
+        }
+        interruption = signal
+        for tracked in unbegun { fail(tracked, cancelledBeforeSending(tracked)) }
+        unbegun.removeAll()
+        let waiting = ready
+        ready.removeAll()
+        for exchange in waiting {
+            for tracked in exchange.allJobs { fail(tracked, cancelledBeforeSending(tracked)) }
+        }
+        for (tracked, _) in parked { fail(tracked, cancelledBeforeSending(tracked)) }
+        parked.removeAll()
+        for (id, exchange) in inFlight where exchange.spec.idempotent {
+            transport.cancel(id: id)
+            inFlight.removeValue(forKey: id)
+            failExchange(exchange, RecordError(.cancelled, "interrupted while the request was in flight"))
+        }
+        deliver()
+    }
+
+    /// The reader of the output has gone: stop everything, write nothing.
+    func abandon() {
+        for id in inFlight.keys { transport.cancel(id: id) }
+        inFlight.removeAll()
+        unbegun.removeAll()
+        ready.removeAll()
+        parked.removeAll()
+        deliveries.removeAll()
+        shared.removeAll()
+    }
+
+    // MARK: Waiting
+
+    /// How long the loop may sleep: until the transport needs attention, the
+    /// next retry or rate-limit reset that would let a request go, or `tick`.
+    func waitMilliseconds(tick: Double) -> Int32 {
+        if !deliveries.isEmpty { return 0 }
+        var wait = tick
+        if let timeout = transport.nextTimeout { wait = min(wait, Double(timeout)) }
+        if inFlight.count < parallel {
+            let now = Clock.monotonic()
+            let wallNow = Clock.wall()
+            for exchange in ready {
+                if let until = buckets[exchange.spec.rateLimitKey]?.windowExhaustedUntil(wallNow) {
+                    wait = min(wait, (until - wallNow) * 1000)
+                } else {
+                    wait = min(wait, (exchange.notBefore - now) * 1000)
+                }
+            }
+        }
+        // Rounded up: a sleep rounded down to 0 ms would spin until the deadline.
+        return Int32(max(0, min(wait, 60_000)).rounded(.up))
+    }
+
+    /// Waits with the transport's sockets and `descriptors`.
+    func wait(_ descriptors: [pollfd], timeout: Int32) {
+        transport.wait(descriptors, timeout: timeout)
+    }
+
+    /// The wall-clock end of the longest rate-limit wait now holding requests back.
+    func rateLimitWaitEnd() -> Double? {
+        let now = Clock.wall()
+        var end: Double?
+        for exchange in ready {
+            if let until = buckets[exchange.spec.rateLimitKey]?.windowExhaustedUntil(now) { end = max(end ?? 0, until) }
+        }
+        return end
+    }
+
+    // MARK: Dry run
+
+    /// `{"request": {method, url, headers, body}}` with secrets redacted (contract §5).
+    static func describe(_ request: HTTPRequest) -> JSON {
+        let description = JSON.object()
+        description.set("method", string: request.method)
+        description.set("url", string: Redaction.redactedURL(request.url))
+        let headers = JSON.array()
+        for line in request.headers {
+            headers.append(.string(Redaction.redactedHeader(line, secretNames: request.secretHeaders)))
+        }
+        description.set("headers", headers)
+        if let body = request.body {
+            description.set("body", .string(UTF8Validation.repaired(body)))
+        } else {
+            description.set("body", .null)
+        }
+        let result = JSON.object()
+        result.set("request", description)
+        return result
+    }
+}

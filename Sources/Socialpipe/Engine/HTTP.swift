@@ -1,0 +1,207 @@
+import Glibc
+
+/// A request as a tool asks for it: what to send, how to sign each attempt,
+/// which API answers it, and whether it may be shared or batched.
+public struct RequestSpec {
+    public var method: String
+    public var url: String
+    /// `Name: value` lines, besides the authorization.
+    public var headers: [String]
+    public var body: [UInt8]?
+    /// Whether sending it twice is harmless (GET); a POST is not.
+    public var idempotent: Bool
+    /// Requests sharing a key share rate-limit state (endpoint and credentials).
+    public var rateLimitKey: String
+    /// The API: how its answers are classified and its limits read.
+    public var service: APIService
+    /// Signs each attempt afresh (a new nonce and timestamp each time).
+    public var authorizer: RequestAuthorizer?
+    /// Requests with the same key are sent once for every job that asks
+    /// (while in flight, and for the whole run when `keepAnswer`).
+    public var sharing: Sharing?
+    /// Requests with the same key may travel together (see `Batching`).
+    public var batchKey: String?
+
+    public init(method: String, url: String, headers: [String] = [], body: [UInt8]? = nil, idempotent: Bool,
+                rateLimitKey: String, service: APIService, authorizer: RequestAuthorizer? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.idempotent = idempotent
+        self.rateLimitKey = rateLimitKey
+        self.service = service
+        self.authorizer = authorizer
+    }
+
+    /// When one request serves several jobs.
+    public struct Sharing: Sendable {
+        public var key: String
+        /// Keep the answer for later jobs of the run, not only those asking while it is in flight.
+        public var keepAnswer: Bool
+        public init(key: String, keepAnswer: Bool) {
+            self.key = key
+            self.keepAnswer = keepAnswer
+        }
+    }
+}
+
+/// Signs a request, once per attempt.
+public protocol RequestAuthorizer {
+    /// Adds what authorizes `request` (a header, a query parameter).
+    func authorize(_ request: inout HTTPRequest) throws(RecordError)
+}
+
+/// One HTTP request as it is sent.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    public var url: String
+    /// `Name: value` lines.
+    public var headers: [String]
+    public var body: [UInt8]?
+    /// Whether sending it twice is harmless.
+    public var idempotent: Bool
+    /// Header names whose values are secret in logs and dry runs.
+    public var secretHeaders: Set<String> = ["authorization"]
+
+    public init(method: String, url: String, headers: [String] = [], body: [UInt8]? = nil, idempotent: Bool) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.idempotent = idempotent
+    }
+}
+
+/// A complete HTTP response.
+public struct HTTPResponse: Sendable {
+    public let status: Int
+    /// Header fields in order received, names lower-cased.
+    public let headers: [(name: String, value: String)]
+    public let body: [UInt8]
+
+    public init(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The last value of header `name` (lower-case).
+    public func header(_ name: String) -> String? {
+        headers.last { $0.name == name }?.value
+    }
+}
+
+/// A response's body, parsed at most once and only when something reads it:
+/// as jansson values (`json`), or checked and read in place (`raw`), which
+/// is what a page of a thousand accounts wants.
+public final class ResponseBody {
+    public let bytes: [UInt8]
+    private var parsed: JSON??
+    private var checked: RawJSON??
+
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// A body already parsed (a part of a batch's answer).
+    public init(json: JSON) {
+        bytes = Array(json.dumped().utf8)
+        parsed = .some(json)
+    }
+
+    /// The body as JSON values, when it is JSON.
+    public var json: JSON? {
+        if let parsed { return parsed }
+        let value = bytes.withUnsafeBufferPointer { text -> JSON? in
+            guard !text.isEmpty, case .success(let value) = JSON.parse(text) else { return nil }
+            return value
+        }
+        parsed = .some(value)
+        return value
+    }
+
+    /// The body checked as JSON text, to read in place, when it is JSON.
+    public var raw: RawJSON? {
+        if let checked { return checked }
+        let value = RawJSON(bytes)
+        checked = .some(value)
+        return value
+    }
+
+    /// Whether the body holds `text` anywhere (a cheap look before a parse).
+    public func contains(_ text: StaticString) -> Bool {
+        let needle = UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
+        return bytes.withUnsafeBufferPointer { haystack in
+            guard let base = haystack.baseAddress, let first = needle.first, needle.count <= haystack.count else { return false }
+            var index = 0
+            while index + needle.count <= haystack.count {
+                guard let hit = memchr(base + index, Int32(first), haystack.count - needle.count + 1 - index) else { return false }
+                let position = UnsafeRawPointer(hit).assumingMemoryBound(to: UInt8.self) - base
+                if memcmp(base + position, text.utf8Start, needle.count) == 0 { return true }
+                index = position + 1
+            }
+            return false
+        }
+    }
+}
+
+/// A response its API's service took for a success, handed to the job.
+public struct Answer {
+    public let status: Int
+    public let body: ResponseBody
+    public let response: HTTPResponse
+
+    public init(_ response: HTTPResponse, body: ResponseBody) {
+        status = response.status
+        self.body = body
+        self.response = response
+    }
+
+    /// The body as JSON values, when it is JSON.
+    public var json: JSON? { body.json }
+}
+
+/// How a transfer ended.
+public enum TransferOutcome: Sendable {
+    case response(HTTPResponse)
+    /// No usable response. `requestSent` tells whether the server may have
+    /// received (and applied) the request; `lasting` failures (a certificate
+    /// that does not verify, a malformed URL) would fail the same way again.
+    case failure(message: String, requestSent: Bool, lasting: Bool, status: Int?)
+}
+
+/// What an API's answers mean: X and Graph each have one, shared by their
+/// tools; the engine itself never names a service.
+public protocol APIService: AnyObject {
+    /// Reads the rate-limit headers of `response` into `state`.
+    func readRateLimits(_ response: HTTPResponse, into state: inout RateLimitState)
+    /// What `response` means; its body is parsed only if the service reads it.
+    func classify(_ response: HTTPResponse, body: ResponseBody) -> ResponseClass
+}
+
+/// An API's verdict on a response.
+public enum ResponseClass {
+    /// For the job to read.
+    case success
+    /// Final: the record fails with this error.
+    case failure(RecordError)
+    /// The server failed (5xx): an idempotent request is sent again; a
+    /// post may have been applied and ends `ambiguous`.
+    case transient(RecordError)
+    /// Throttled: the request was not applied. `capped` when waiting for the
+    /// window's reset does not help (a usage cap).
+    case rateLimited(RecordError, capped: Bool)
+}
+
+/// Gathers several jobs' requests into one and splits its answer (a Graph
+/// batch): the hook fb-feed uses.
+public protocol Batching: AnyObject {
+    /// The most requests one batch carries.
+    var maximumBatch: Int { get }
+    /// One request carrying `requests`, which share a `batchKey`.
+    func combine(_ requests: [RequestSpec]) -> RequestSpec
+    /// The answer to each of the `count` combined requests, in order:
+    /// an `Answer` for a success, else the error that ends its job.
+    func split(_ answer: Answer, count: Int) -> [Result<Answer, RecordError>]
+}

@@ -1,0 +1,43 @@
+/// A record's work on the network: a conversation with the API, one request
+/// at a time (tw-post: one post; tw-friends: a lookup, then page after
+/// page). The engine runs it; the job only says what comes next.
+public protocol Job: AnyObject {
+    /// Where the job's outcomes go.
+    var reply: Reply { get }
+    /// The first step, once the job may begin. Jobs begin in input order;
+    /// `.hold` asks again after another job ends, without holding up the
+    /// jobs behind this one.
+    func begin() -> JobStep
+    /// The next step, now that the last request was answered with a success
+    /// (as its API's service judged it). Results are written to `reply` first.
+    func received(_ answer: Answer) -> JobStep
+    /// The error the job ends with, given the one that ends it (a failed
+    /// request, a rate limit, an interruption): the tool may add its extras.
+    func ending(with error: RecordError) -> RecordError
+    /// Called once the job is over, after its last outcome.
+    func ended()
+}
+
+extension Job {
+    public func ending(with error: RecordError) -> RecordError { error }
+    public func ended() {}
+}
+
+/// What a job does next.
+public enum JobStep {
+    /// Send this request and call `received` with its answer.
+    case send(RequestSpec)
+    /// Not yet (`begin` only): ask again when another job has ended.
+    case hold
+    /// The job is complete.
+    case done
+    /// The job ends with this error.
+    case fail(RecordError)
+}
+
+/// What a tool supplies to the loop: what becomes of each record.
+public protocol RecordTool: AnyObject {
+    /// Starts `record`: answer through `reply` at once and return nil, or
+    /// return the job that will (tools that send requests).
+    func start(_ record: Record, reply: Reply) -> Job?
+}

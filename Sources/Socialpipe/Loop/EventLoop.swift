@@ -1,0 +1,198 @@
+import Glibc
+
+/// The one loop of every tool (one thread): records in, outcomes out,
+/// signals, and the engine's requests and timers, all in a single wait. A
+/// record is acted on when its line arrives; an outcome is written as soon
+/// as it is known; the output is flushed whenever the loop is about to wait.
+/// `run` returns the exit status of contract §3; only `main` exits.
+public final class EventLoop {
+    /// Where records come from.
+    public enum Source {
+        /// Lines of a descriptor (stdin), or the positional arguments when there are any.
+        case lines(fd: Int32)
+        /// These records, instead of any input (tw-friends `--me`).
+        case records([JSON])
+    }
+
+    private let input: RecordInput
+    private let queue: OutcomeQueue
+    private let output: OutputWriter
+    private let engine: Engine?
+    private var progress: ProgressLine
+    private let signals: SignalWatch?
+    /// Records given as values (`Source.records`), not yet handed out.
+    private var givenRecords: [JSON]
+    private var givenCount = 0
+    /// Whether error envelopes count requests (`attempts`), as they do for tools that send.
+    private let countsAttempts: Bool
+    /// Lines held behind the head of ordered output beyond which no more records are read.
+    private static let bufferedLineWindow = 8192
+    private var inputFailed = false
+    private var interruption: Int32?
+
+    /// Reads `--max-line`, `-R`, `--unordered`, the progress options and the
+    /// positional arguments; `engine` sends the requests of tools that have any.
+    public init(tool: ToolDescription, arguments: ParsedArguments, source: Source = .lines(fd: 0),
+                outputFD: Int32 = 1, style: OutputStyle = .envelopes, engine: Engine? = nil,
+                watchesSignals: Bool = true) throws(StartupError) {
+        if outputFD == 1 && StandardStreams.outputWasClosed {
+            throw .configuration("standard output is closed: the outcomes would be lost")
+        }
+        let fd: Int32
+        switch source {
+        case .lines(let descriptor):
+            fd = descriptor
+            givenRecords = []
+        case .records(let records):
+            fd = -1
+            givenRecords = records
+        }
+        input = RecordInput(fd: fd, arguments: arguments.positional,
+                            maxLine: arguments.integer(CommonOptions.maxLine, default: 1_048_576),
+                            rawInput: arguments.isSet(CommonOptions.rawInput), tool: tool)
+        output = OutputWriter(fd: outputFD)
+        queue = OutcomeQueue(ordered: !arguments.isSet(CommonOptions.unordered), style: style, output: output)
+        self.engine = engine
+        countsAttempts = engine != nil
+        progress = ProgressLine(tool: tool.name, arguments: arguments)
+        signals = watchesSignals ? SignalWatch() : nil
+    }
+
+    private var inputEnded: Bool {
+        givenRecords.isEmpty && (givenCount > 0 || input.ended)
+    }
+
+    private var hasBufferedItem: Bool { !givenRecords.isEmpty || (givenCount == 0 && input.hasBufferedItem) }
+
+    /// Whether another record may be taken in now.
+    private var hasRoom: Bool {
+        queue.unfinished < (engine?.window ?? Int.max) && queue.bufferedLines < Self.bufferedLineWindow
+    }
+
+    /// Runs `tool` over every record and returns the exit status.
+    public func run(_ tool: RecordTool) -> ExitStatus {
+        while true {
+            if let signals, signals.isPending, let number = signals.take() { interrupt(number) }
+            if !output.isClosed && interruption == nil { takeRecords(tool) }
+            if output.isClosed {
+                engine?.abandon()
+                break
+            }
+            engine?.advance()
+            if output.isClosed {
+                engine?.abandon()
+                break
+            }
+            let idle = engine?.isIdle ?? true
+            if idle && (inputEnded || interruption != nil) { break }
+            // Records already read wait for nothing once there is room.
+            if hasBufferedItem && hasRoom && interruption == nil { continue }
+            wait()
+        }
+        output.flush()
+        progress.clear()
+        return status()
+    }
+
+    /// Hands records to the tool while there is room and no signal waits.
+    private func takeRecords(_ tool: RecordTool) {
+        while hasRoom && !output.isClosed && !(signals?.isPending ?? false), let item = nextItem() {
+            take(item, tool)
+        }
+    }
+
+    private func nextItem() -> InputItem? {
+        if !givenRecords.isEmpty {
+            givenCount += 1
+            return .record(Record(line: givenCount, fields: givenRecords.removeFirst()), text: nil)
+        }
+        return givenCount == 0 ? input.next() : nil
+    }
+
+    /// Makes a record's reply and starts it; once the run is interrupted, the
+    /// record is answered `cancelled` instead (`tool` is then not needed).
+    private func take(_ item: InputItem, _ tool: RecordTool?) {
+        let attempts = countsAttempts ? 0 : nil
+        switch item {
+        case .unusable(let line, let start, let message):
+            let reply = Reply(queue: queue, line: line, input: nil, raw: UTF8Validation.repaired(Redaction.redactedRaw(start)))
+            reply.complete(.failure(RecordError(.input, message, attempts: attempts)))
+        case .record(let record, let text):
+            let reply = Reply(queue: queue, line: record.line, input: record.fields, text: text)
+            guard interruption == nil, let tool else {
+                reply.complete(.failure(RecordError(.cancelled, "interrupted before this record was handled", attempts: attempts)))
+                return
+            }
+            guard let job = tool.start(record, reply: reply) else { return }
+            if let engine {
+                engine.add(job)
+            } else {
+                reply.complete(.failure(RecordError(.input, "internal error: this tool has no engine for requests")))
+            }
+        }
+    }
+
+    /// A signal: the lines already read are answered (as `cancelled`), the
+    /// engine stops what it may stop, and the run ends once it is idle.
+    private func interrupt(_ number: Int32) {
+        if interruption == nil {
+            interruption = number
+            while !output.isClosed, let item = nextItem() { take(item, nil) }
+        }
+        engine?.interrupt(number)
+    }
+
+    /// Flushes, then sleeps until input, a signal, a transfer, a timer, or
+    /// the reader of stdout going away; then takes in what woke it.
+    private func wait() {
+        output.flush()
+        if output.isClosed { return }
+        let tick = progress.isVisible || progress.mayAppear ? 250.0 : 60_000.0
+        progress.show(done: engine?.succeeded ?? 0, failed: engine?.failed ?? 0, inFlight: engine?.inFlightCount ?? 0,
+                      waitingUntil: engine?.rateLimitWaitEnd())
+        let wantsInput = givenCount == 0 && givenRecords.isEmpty && input.waitsForDescriptor && interruption == nil
+            && !input.hasBufferedItem && hasRoom
+        // fd 1 with no events: poll still wakes for POLLERR or POLLHUP (a
+        // reader that went away), which the loop checks after the wait.
+        var descriptors = [pollfd(fd: output.fd, events: 0, revents: 0)]
+        if let signals { descriptors.append(pollfd(fd: signals.fd, events: Int16(POLLIN), revents: 0)) }
+        if wantsInput { descriptors.append(pollfd(fd: input.fd, events: Int16(POLLIN), revents: 0)) }
+        if let engine {
+            engine.wait(descriptors, timeout: engine.waitMilliseconds(tick: tick))
+        } else {
+            while poll(&descriptors, nfds_t(descriptors.count), -1) < 0 && errno == EINTR {}
+        }
+        checkOutputReader()
+        if let signals, let number = signals.take() { interrupt(number) }
+        if wantsInput && interruption == nil && !output.isClosed && input.isReady && !input.read() && !inputFailed {
+            inputFailed = true
+            output.flush()
+            Diagnostics.say("error reading standard input: \(String(cString: strerror(input.readError)))")
+        }
+    }
+
+    /// Whether the reader of the output has gone (a pipe without reader
+    /// reports POLLERR, a hung-up terminal or socket POLLHUP).
+    private func checkOutputReader() {
+        var descriptor = pollfd(fd: output.fd, events: 0, revents: 0)
+        if poll(&descriptor, 1, 0) > 0 && descriptor.revents & Int16(POLLERR | POLLHUP) != 0 {
+            output.readerIsGone()
+        }
+    }
+
+    /// The exit status of contract §3.
+    private func status() -> ExitStatus {
+        if let interruption, let status = ExitStatus(signal: interruption) {
+            // After SIGHUP the terminal is gone: failing to write to it is no news.
+            if interruption == SIGHUP || !output.isClosed { return status }
+        }
+        if output.isClosed {
+            if output.failure != 0 {
+                Diagnostics.say("error writing output: \(String(cString: strerror(output.failure)))")
+                return .recordFailed
+            }
+            return .brokenPipe
+        }
+        return queue.anyFailed || inputFailed ? .recordFailed : .success
+    }
+}

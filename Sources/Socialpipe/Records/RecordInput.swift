@@ -1,0 +1,128 @@
+import Glibc
+
+/// One item of input: a record, or a line that cannot be one.
+enum InputItem {
+    /// A record; `text` is its line as read (valid until the next read), to echo when it holds no secret.
+    case record(Record, text: UnsafeBufferPointer<UInt8>?)
+    /// A line that is not a usable record, the start of it, and why.
+    case unusable(line: Int, start: [UInt8], message: String)
+}
+
+/// Where records come from: the lines of a file descriptor (contract §1),
+/// or the positional arguments, each standing for the primary field.
+final class RecordInput {
+    private let primaryField: String?
+    private let toolName: String
+    private let rawInput: Bool
+    private let maxLine: Int
+    private let arguments: [String]
+    private var nextArgument = 0
+    private let reader: LineReader
+    /// errno of a failed read of the input, or 0.
+    var readError: Int32 { reader.readError }
+
+    /// Reads `fd`, unless `arguments` are given (they are the records then).
+    init(fd: Int32, arguments: [String], maxLine: Int, rawInput: Bool, tool: ToolDescription) {
+        primaryField = tool.primaryField
+        toolName = tool.name
+        self.rawInput = rawInput
+        self.maxLine = maxLine
+        self.arguments = arguments
+        reader = LineReader(fd: fd, maxLine: maxLine)
+    }
+
+    private var readsArguments: Bool { !arguments.isEmpty }
+
+    /// Whether every record has been handed out.
+    var ended: Bool {
+        readsArguments ? nextArgument >= arguments.count : reader.reachedEnd && !reader.hasBufferedLine
+    }
+
+    /// Whether an item can be handed out without reading.
+    var hasBufferedItem: Bool {
+        readsArguments ? nextArgument < arguments.count : reader.hasBufferedLine
+    }
+
+    /// Whether the input is to be waited for (a descriptor not at its end).
+    var waitsForDescriptor: Bool { !readsArguments && !reader.reachedEnd }
+
+    /// The descriptor read, for the loop's wait.
+    var fd: Int32 { reader.fd }
+
+    /// Whether a read would return at once.
+    var isReady: Bool { waitsForDescriptor && reader.hasInputReady }
+
+    /// One read(2); false when it failed.
+    func read() -> Bool {
+        reader.fill()
+        return reader.readError == 0
+    }
+
+    /// The next item, or nil when more input is needed (or none is left).
+    func next() -> InputItem? {
+        if readsArguments {
+            guard nextArgument < arguments.count, let field = primaryField else { return nil }
+            nextArgument += 1
+            let fields = JSON.object()
+            fields.set(member: field, string: arguments[nextArgument - 1])
+            return .record(Record(line: nextArgument, fields: fields), text: nil)
+        }
+        while let line = reader.nextLine() {
+            if let item = item(line) { return item }
+        }
+        return nil
+    }
+
+    private func item(_ line: InputLine) -> InputItem? {
+        switch line {
+        case .tooLong(let number, let start, let length):
+            return .unusable(line: number, start: start, message: "line is \(length) bytes, longer than --max-line \(maxLine)")
+        case .text(let number, let bytes):
+            if let offset = UTF8Validation.firstInvalidOffset(bytes) {
+                return .unusable(line: number, start: Array(bytes.prefix(LineReader.prefixLength)),
+                                 message: "invalid UTF-8 at byte \(offset + 1)")
+            }
+            if rawInput, let field = primaryField {
+                let fields = JSON.object()
+                fields.set(member: field, stringBytes: bytes)
+                return .record(Record(line: number, fields: fields), text: nil)
+            }
+            switch JSON.parse(bytes) {
+            case .failure(let error):
+                return .unusable(line: number, start: Array(bytes.prefix(LineReader.prefixLength)),
+                                 message: "invalid JSON at column \(error.column): \(error.message)")
+            case .success(let value):
+                return accept(value, number: number, text: bytes)
+            }
+        }
+    }
+
+    private func accept(_ value: JSON, number: Int, text: UnsafeBufferPointer<UInt8>) -> InputItem {
+        switch value.kind {
+        case .object:
+            return .record(Record(line: number, fields: value), text: text)
+        case .string:
+            guard let field = primaryField else {
+                return .unusable(line: number, start: Array(text.prefix(LineReader.prefixLength)),
+                                 message: "a string line stands for a primary field, and \(toolName) has none: give a JSON object")
+            }
+            let fields = JSON.object()
+            fields.set(member: field, value)
+            return .record(Record(line: number, fields: fields), text: nil)
+        default:
+            return .unusable(line: number, start: Array(text.prefix(LineReader.prefixLength)),
+                             message: "expected a JSON object\(primaryField.map { " or a string (\($0))" } ?? ""), got \(Self.describe(value.kind))")
+        }
+    }
+
+    private static func describe(_ kind: JSON.Kind) -> String {
+        switch kind {
+        case .object: return "an object"
+        case .array: return "an array"
+        case .string: return "a string"
+        case .integer, .real: return "a number"
+        case .bool: return "a boolean"
+        case .null: return "null"
+        }
+    }
+}

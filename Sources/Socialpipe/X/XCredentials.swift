@@ -1,0 +1,96 @@
+/// X credentials from one source (contract §4).
+public struct TwitterCredentials: Sendable {
+    public var consumerKey: String?
+    public var consumerSecret: String?
+    public var accessToken: String?
+    public var accessTokenSecret: String?
+    public var bearerToken: String?
+    /// Where they came from, for messages: `the environment` or `profile "work"`.
+    public var origin: String
+
+    public init(consumerKey: String? = nil, consumerSecret: String? = nil, accessToken: String? = nil,
+                accessTokenSecret: String? = nil, bearerToken: String? = nil, origin: String) {
+        self.consumerKey = consumerKey
+        self.consumerSecret = consumerSecret
+        self.accessToken = accessToken
+        self.accessTokenSecret = accessTokenSecret
+        self.bearerToken = bearerToken
+        self.origin = origin
+    }
+
+    /// Whether this source has X credentials at all.
+    var isPresent: Bool { consumerKey != nil || bearerToken != nil }
+
+    /// The first OAuth 1.0a field this source lacks, named as the source
+    /// names it (`TW_CONSUMER_SECRET`, `twitter.consumer_secret`); nil when complete.
+    public var missingOAuth1Field: String? {
+        let fields: [(String?, String, String)] = [
+            (consumerKey, "TW_CONSUMER_KEY", "consumer_key"),
+            (consumerSecret, "TW_CONSUMER_SECRET", "consumer_secret"),
+            (accessToken, "TW_ACCESS_TOKEN", "access_token"),
+            (accessTokenSecret, "TW_ACCESS_TOKEN_SECRET", "access_token_secret"),
+        ]
+        guard let missing = fields.first(where: { $0.0 == nil }) else { return nil }
+        return origin == Self.environmentOrigin ? missing.1 : "twitter." + missing.2
+    }
+
+    static let environmentOrigin = "the environment"
+
+    /// The fields of a profile's `twitter` section, all strings (checked at start).
+    public static let fileFields = ["twitter": ["consumer_key", "consumer_secret", "access_token", "access_token_secret",
+                                                "bearer_token"]]
+}
+
+/// The X credentials a record gets (contract §4): its `profile`, else the
+/// environment, else the selected profile of the file. Settled once.
+public final class TwitterCredentialSource {
+    private let store: CredentialStore
+    private let fromEnvironment: TwitterCredentials?
+    private let fromSelectedProfile: TwitterCredentials?
+
+    public init(_ store: CredentialStore) {
+        self.store = store
+        let environment = TwitterCredentials(
+            consumerKey: Environment.value("TW_CONSUMER_KEY"), consumerSecret: Environment.value("TW_CONSUMER_SECRET"),
+            accessToken: Environment.value("TW_ACCESS_TOKEN"), accessTokenSecret: Environment.value("TW_ACCESS_TOKEN_SECRET"),
+            bearerToken: Environment.value("TW_BEARER_TOKEN"), origin: TwitterCredentials.environmentOrigin)
+        fromEnvironment = environment.isPresent ? environment : nil
+        fromSelectedProfile = store.selectedProfile.flatMap { Self.profile($0, in: store) }
+    }
+
+    private static func profile(_ name: String, in store: CredentialStore) -> TwitterCredentials? {
+        guard let section = store.section("twitter", of: name) else { return nil }
+        let found = TwitterCredentials(
+            consumerKey: section["consumer_key"]?.string, consumerSecret: section["consumer_secret"]?.string,
+            accessToken: section["access_token"]?.string, accessTokenSecret: section["access_token_secret"]?.string,
+            bearerToken: section["bearer_token"]?.string, origin: "profile \"\(name)\"")
+        return found.isPresent ? found : nil
+    }
+
+    /// X credentials for a record whose `profile` field is `recordProfile`
+    /// (nil when it has none). An unknown profile, or one without X
+    /// credentials, is an `auth` error; no credentials anywhere is nil.
+    public func credentials(recordProfile: String?) throws(RecordError) -> TwitterCredentials? {
+        if let recordProfile {
+            guard store.hasProfile(recordProfile) else { throw RecordError(.auth, store.unknownProfile(recordProfile)) }
+            guard let found = Self.profile(recordProfile, in: store) else {
+                throw RecordError(.auth, "profile \"\(recordProfile)\" has no twitter credentials")
+            }
+            return found
+        }
+        return fromEnvironment ?? fromSelectedProfile
+    }
+
+    /// Whether any record could find X credentials: in the environment, the
+    /// selected profile, or another profile a record may name. When none can,
+    /// a tool that needs them stops with exit 3 before reading (contract §3).
+    public var mayHaveCredentials: Bool {
+        fromEnvironment != nil || fromSelectedProfile != nil || store.profileNames.contains { Self.profile($0, in: store) != nil }
+    }
+
+    /// The configuration error for a tool that cannot find X credentials anywhere.
+    public static func missingEverywhere(_ tool: String) -> StartupError {
+        .configuration("no X credentials: set TW_CONSUMER_KEY, TW_CONSUMER_SECRET, TW_ACCESS_TOKEN and "
+            + "TW_ACCESS_TOKEN_SECRET (or TW_BEARER_TOKEN), or give a credentials file (see \(tool)(1))")
+    }
+}

@@ -1,0 +1,83 @@
+/// What X's answers mean and what its rate-limit headers say
+/// (../shared/docs/reference/x-api.md §5, §6), for every X tool.
+public final class XService: APIService {
+    public init() {}
+
+    /// `x-rate-limit-*` for the 15-minute window; the 24-hour posting headers
+    /// (user and app, the tighter one) for the cap.
+    public func readRateLimits(_ response: HTTPResponse, into state: inout RateLimitState) {
+        if let value = response.header("x-rate-limit-remaining").flatMap({ Int($0) }) { state.remaining = value }
+        if let value = response.header("x-rate-limit-reset").flatMap({ Double($0) }) { state.reset = value }
+        var daily: [(Int, Double?)] = []
+        for scope in ["user", "app"] {
+            if let value = response.header("x-\(scope)-limit-24hour-remaining").flatMap({ Int($0) }) {
+                daily.append((value, response.header("x-\(scope)-limit-24hour-reset").flatMap { Double($0) }))
+            }
+        }
+        if let tightest = daily.min(by: { $0.0 < $1.0 }) {
+            state.capRemaining = tightest.0
+            state.capReset = tightest.1
+        }
+    }
+
+    public func classify(_ response: HTTPResponse, body answer: ResponseBody) -> ResponseClass {
+        let status = response.status
+        if (200...299).contains(status) {
+            // x-api.md §6.1: a lookup's "partial error" answer is a 200 with
+            // `errors` and no `data`: the user or object is not there for us.
+            // Only a body that mentions errors is parsed to see.
+            if answer.contains("\"errors\""), let body = answer.json, body["data"] == nil, let first = body["errors"]?.elements.first,
+               let type = first["type"]?.string.map(Self.problemSuffix) {
+                let message = first["detail"]?.string ?? first["title"]?.string ?? "HTTP \(status)"
+                switch type {
+                case "resource-not-found": return .failure(RecordError(.notFound, message, status: status, code: type))
+                case "not-authorized-for-resource": return .failure(RecordError(.permission, message, status: status, code: type))
+                default: break
+                }
+            }
+            return .success
+        }
+        let (code, message) = Self.describeError(status: status, body: answer.json)
+        if status == 429 {
+            return .rateLimited(RecordError(.rateLimit, message, status: status, code: code), capped: code == "usage-capped")
+        }
+        if status >= 500 { return .transient(RecordError(.http, message, status: status, code: code)) }
+        let kind: RecordError.Kind
+        switch (status, code) {
+        case (_, "187"): kind = .duplicate
+        case (403, _) where message.lowercased().contains("duplicate"): kind = .duplicate
+        case (401, _), (_, "32"), (_, "89"), (_, "135"), (_, "215"): kind = .auth
+        case (403, _): kind = .permission
+        case (404, _), (_, "144"): kind = .notFound
+        default: kind = .http
+        }
+        return .failure(RecordError(kind, message, status: status, code: code))
+    }
+
+    /// A problem `type` after `/2/problems/` (the host differs between specs).
+    static func problemSuffix(_ type: String) -> String {
+        guard let range = type.firstRange(of: "/2/problems/") else { return type }
+        return String(type[range.upperBound...])
+    }
+
+    /// The API's error code (legacy code, else problem type) and message,
+    /// from whichever of X's error shapes the body has.
+    static func describeError(status: Int, body: JSON?) -> (code: String?, message: String) {
+        guard let body else { return (nil, "HTTP \(status)") }
+        let errors = body["errors"]?.elements ?? []
+        let legacyCode = errors.first?["code"]?.integer.map { String($0) }
+        let type = body["type"]?.string.map(problemSuffix)
+        let code = legacyCode ?? (type == "about:blank" ? nil : type)
+        if let title = body["title"]?.string {
+            let detail = body["detail"]?.string
+            var message = detail.map { $0 == title ? title : "\(title): \($0)" } ?? title
+            let extra = errors.compactMap { $0["message"]?.string }
+            if !extra.isEmpty { message += " (" + extra.joined(separator: "; ") + ")" }
+            return (code, message)
+        }
+        let messages = errors.compactMap { $0["message"]?.string ?? $0["detail"]?.string }
+        if !messages.isEmpty { return (code, messages.joined(separator: "; ")) }
+        if let text = body["error"]?.string { return (code, text) }
+        return (code, "HTTP \(status)")
+    }
+}

@@ -1,0 +1,34 @@
+/// What every X tool settles before reading its first record: where the API
+/// is and whose credentials sign. Usage errors (a bad API base) come before
+/// configuration errors (no credentials), as contract §3 orders them.
+public struct XSetup {
+    /// The API base, without a trailing `/`.
+    public let apiBase: String
+    public let credentials: TwitterCredentialSource
+    public let service = XService()
+    public let crypto = Crypto()
+
+    /// The `--api-base` help every X tool shows.
+    public static let apiBaseHelp = "X API base URL (default $TW_API_BASE, else https://api.x.com)"
+
+    public init(arguments: ParsedArguments, tool: ToolDescription) throws(StartupError) {
+        apiBase = try APIBase.resolve(option: arguments.value(CommonOptions.apiBase(help: Self.apiBaseHelp)),
+                                      environmentVariable: "TW_API_BASE", fallback: "https://api.x.com")
+        credentials = TwitterCredentialSource(try CredentialStore.load(arguments, stringFields: TwitterCredentials.fileFields))
+        if !credentials.mayHaveCredentials && !arguments.isSet(CommonOptions.dryRun) {
+            throw TwitterCredentialSource.missingEverywhere(tool.name)
+        }
+    }
+
+    /// The authorizer for a record's credentials (`profile`, else the defaults).
+    public func authorizer(for record: Record) throws(RecordError) -> XAuthorizer {
+        try XAuthorizer(credentials.credentials(recordProfile: try record.string("profile")), crypto: crypto)
+    }
+
+    /// A request to X signed by `authorizer`.
+    public func request(_ method: String, _ path: String, headers: [String] = ["Accept: application/json"],
+                        body: [UInt8]? = nil, endpoint: String, authorizer: XAuthorizer) -> RequestSpec {
+        RequestSpec(method: method, url: apiBase + path, headers: headers, body: body, idempotent: method == "GET",
+                    rateLimitKey: endpoint + " " + authorizer.identity, service: service, authorizer: authorizer)
+    }
+}

@@ -1,0 +1,315 @@
+import Glibc
+@testable import Socialpipe
+import Testing
+
+// The loop and the engine driven in-process: records through a pipe, the
+// outcomes into a file, requests answered by a scripted transport.
+
+/// Answers requests as a script says, each after a number of turns of the loop.
+final class ScriptedTransport: Transport {
+    /// The answer to the `count`-th request for a URL (1-based), and how many turns it takes.
+    typealias Script = (_ request: HTTPRequest, _ count: Int) -> (TransferOutcome, turns: Int)
+    private let script: Script
+    private(set) var sent: [HTTPRequest] = []
+    private var counts: [String: Int] = [:]
+    private var pending: [(id: Int, outcome: TransferOutcome, turns: Int)] = []
+
+    init(_ script: @escaping Script) { self.script = script }
+
+    func start(_ request: HTTPRequest, id: Int) -> Bool {
+        sent.append(request)
+        counts[request.url, default: 0] += 1
+        let (outcome, turns) = script(request, counts[request.url] ?? 1)
+        pending.append((id, outcome, turns))
+        return true
+    }
+
+    func cancel(id: Int) { pending.removeAll { $0.id == id } }
+
+    func perform() -> [(id: Int, outcome: TransferOutcome, elapsed: Double)] {
+        for index in pending.indices { pending[index].turns -= 1 }
+        let done = pending.filter { $0.turns <= 0 }
+        pending.removeAll { $0.turns <= 0 }
+        return done.map { ($0.id, $0.outcome, 0) }
+    }
+
+    var nextTimeout: Int? { pending.isEmpty ? nil : 0 }
+
+    func wait(_ descriptors: [pollfd], timeout: Int32) {
+        var descriptors = descriptors
+        _ = poll(&descriptors, nfds_t(descriptors.count), pending.isEmpty ? min(timeout, 50) : 0)
+    }
+
+    /// The requests sent for URLs containing `text`.
+    func sent(containing text: String) -> [HTTPRequest] { sent.filter { $0.url.contains(text) } }
+}
+
+/// JSON answers; 503 is a server failure, other statuses final errors.
+final class PlainService: APIService, Sendable {
+    func readRateLimits(_ response: HTTPResponse, into state: inout RateLimitState) {}
+    func classify(_ response: HTTPResponse, body: ResponseBody) -> ResponseClass {
+        switch response.status {
+        case 200...299: return .success
+        case 503: return .transient(RecordError(.http, "unavailable", status: 503))
+        default: return .failure(RecordError(.http, "HTTP \(response.status)", status: response.status))
+        }
+    }
+}
+
+func answer(_ body: String, status: Int = 200, retryAfter: String? = nil) -> TransferOutcome {
+    .response(HTTPResponse(status: status, headers: retryAfter.map { [("retry-after", $0)] } ?? [], body: Array(body.utf8)))
+}
+
+let testTool = ToolDescription(name: "engine-test", usage: "", summary: "", epilogue: "", primaryField: "name")
+let service = PlainService()
+
+/// A tool whose jobs fetch `pages` pages of `perPage` lines each from `/<name>/<page>`.
+final class PagingTool: RecordTool {
+    var pages = 1
+    var perPage = 1
+    var sharingKey: ((String) -> RequestSpec.Sharing?)?
+    var batchKey: String?
+    /// Decides whether a job may begin yet.
+    var mayBegin: (String) -> Bool = { _ in true }
+    var ended: [String] = []
+    var failsRun = false
+
+    func start(_ record: Record, reply: Reply) -> Job? {
+        PagingJob(name: (try? record.string("name")) ?? nil ?? "?", reply: reply, tool: self)
+    }
+}
+
+final class PagingJob: Job {
+    let name: String
+    let reply: Reply
+    let tool: PagingTool
+    var page = 0
+
+    init(name: String, reply: Reply, tool: PagingTool) {
+        self.name = name
+        self.reply = reply
+        self.tool = tool
+    }
+
+    func request() -> RequestSpec {
+        var spec = RequestSpec(method: "GET", url: "http://test.invalid/\(name)/\(page)", idempotent: true,
+                               rateLimitKey: "GET", service: service)
+        spec.sharing = tool.sharingKey?(name)
+        spec.batchKey = tool.batchKey
+        return spec
+    }
+
+    func begin() -> JobStep { tool.mayBegin(name) ? .send(request()) : .hold }
+
+    func received(_ answer: Answer) -> JobStep {
+        for index in 0..<tool.perPage {
+            let result = JSON.object()
+            result.set("page", integer: Int64(page))
+            result.set("n", integer: Int64(index))
+            result.set("got", answer.json ?? .null)
+            reply.succeed(result, failsRun: tool.failsRun)
+        }
+        page += 1
+        return page < tool.pages ? .send(request()) : .done
+    }
+
+    func ended() { tool.ended.append(name) }
+}
+
+/// Runs `tool` over `lines` with `options` and returns the exit status and the output lines.
+func runLoop(_ tool: RecordTool, lines: [String], options: [String] = [], transport: Transport,
+             batching: Batching? = nil) throws -> (Socialpipe.ExitStatus, [String]) {
+    var ends: [Int32] = [0, 0]
+    #expect(pipe(&ends) == 0)
+    let text = lines.map { $0 + "\n" }.joined()
+    _ = text.utf8CString.withUnsafeBufferPointer { write(ends[1], $0.baseAddress, $0.count - 1) }
+    close(ends[1])
+    var template = Array("/tmp/engine-test-XXXXXX".utf8CString)
+    let outputFD = mkstemp(&template)
+    defer {
+        close(outputFD)
+        close(ends[0])
+        unlink(template)
+    }
+    let parser = ArgumentParser(tool: testTool, options: CommonOptions.requestOptions(apiBaseHelp: "", parallelDefault: 4))
+    guard case .run(let arguments) = try parser.parse(options + ["--quiet"]) else { return (.usage, []) }
+    let engine = try Engine(arguments: arguments, tool: testTool, defaultParallel: 4, transport: transport)
+    engine.batching = batching
+    let loop = try EventLoop(tool: testTool, arguments: arguments, source: .lines(fd: ends[0]), outputFD: outputFD,
+                             engine: engine, watchesSignals: false)
+    let status = loop.run(tool)
+    lseek(outputFD, 0, SEEK_SET)
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = read(outputFD, &chunk, chunk.count)
+        if count <= 0 { break }
+        bytes += chunk[..<count]
+    }
+    return (status, String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init))
+}
+
+func lineNumbers(_ output: [String]) -> [Int] {
+    output.compactMap { line in
+        guard case .success(let envelope) = JSON.parse(line) else { return nil }
+        return envelope["line"]?.integer.map { Int($0) }
+    }
+}
+
+@Suite struct OutcomeOrderTests {
+    /// The first record's answer comes last.
+    let slowFirst = ScriptedTransport { request, _ in
+        (answer("{}"), turns: request.url.contains("/a/") ? 5 : 1)
+    }
+
+    @Test func orderedOutputFollowsTheInputWhateverFinishesFirst() throws {
+        let tool = PagingTool()
+        tool.perPage = 2
+        let (status, output) = try runLoop(tool, lines: ["\"a\"", "\"b\"", "\"c\""], transport: slowFirst)
+        #expect(status == .success)
+        #expect(lineNumbers(output) == [1, 1, 2, 2, 3, 3])
+        #expect(tool.ended == ["b", "c", "a"])
+    }
+
+    @Test func unorderedOutputWritesEachOutcomeWhenKnown() throws {
+        let tool = PagingTool()
+        let (_, output) = try runLoop(tool, lines: ["\"a\"", "\"b\"", "\"c\""], options: ["--unordered"], transport: slowFirst)
+        #expect(lineNumbers(output) == [2, 3, 1])
+    }
+
+    @Test func aSuccessMayStillMakeTheRunFail() throws {
+        let tool = PagingTool()
+        tool.failsRun = true
+        let (status, output) = try runLoop(tool, lines: ["\"a\""], transport: ScriptedTransport { _, _ in (answer("{}"), 1) })
+        #expect(output.count == 1 && output[0].hasPrefix("{\"ok\":true"))
+        #expect(status == .recordFailed)
+    }
+}
+
+@Suite struct SchedulerTests {
+    @Test func aHeldJobDoesNotHoldUpTheJobsBehindIt() throws {
+        let tool = PagingTool()
+        // "a" may begin only once "c", behind it, has ended.
+        tool.mayBegin = { name in name != "a" || tool.ended.contains("c") }
+        let transport = ScriptedTransport { _, _ in (answer("{}"), 1) }
+        let (status, output) = try runLoop(tool, lines: ["\"a\"", "\"b\"", "\"c\""], transport: transport)
+        #expect(status == .success)
+        #expect(tool.ended == ["b", "c", "a"])
+        #expect(lineNumbers(output) == [1, 2, 3])
+    }
+
+    @Test func retriesAreCountedPerRequestNotPerRecord() throws {
+        // Pages 1 and 2 each fail twice before they answer: with --retries 2
+        // each has its full retries, and the record succeeds after 7 requests.
+        let tool = PagingTool()
+        tool.pages = 3
+        let transport = ScriptedTransport { request, count in
+            let failing = !request.url.hasSuffix("/0") && count <= 2
+            return (failing ? answer("{}", status: 503, retryAfter: "0") : answer("{}"), 1)
+        }
+        let (status, output) = try runLoop(tool, lines: ["\"a\""], options: ["--retries", "2"], transport: transport)
+        #expect(status == .success)
+        #expect(output.count == 3)
+        #expect(transport.sent.count == 7)
+    }
+
+    @Test func aRequestThatRunsOutOfRetriesEndsItsRecordWithEveryAttemptCounted() throws {
+        let tool = PagingTool()
+        tool.pages = 2
+        let transport = ScriptedTransport { request, _ in
+            (request.url.hasSuffix("/1") ? answer("{}", status: 503, retryAfter: "0") : answer("{}"), 1)
+        }
+        let (status, output) = try runLoop(tool, lines: ["\"a\""], options: ["--retries", "1"], transport: transport)
+        #expect(status == .recordFailed)
+        #expect(output.count == 2)
+        let failure = try JSON.parse(output[1]).get()
+        #expect(failure["error"]?["attempts"]?.integer == 3)
+    }
+
+    @Test func aJobBehindTheHeadStopsFetchingOnceItHoldsEnoughLines() throws {
+        // "a" answers only after many turns; "b" has 10 pages of 1000 lines.
+        let tool = PagingTool()
+        tool.pages = 10
+        tool.perPage = 1000
+        var bPagesBeforeA = 0
+        var aDone = false
+        let transport = ScriptedTransport { request, _ in
+            if request.url.contains("/b/") && !aDone { bPagesBeforeA += 1 }
+            if request.url.contains("/a/") {
+                aDone = request.url.hasSuffix("/9")
+                return (answer("{}"), request.url.hasSuffix("/0") ? 200 : 1)
+            }
+            return (answer("{}"), 1)
+        }
+        let (status, output) = try runLoop(tool, lines: ["\"a\"", "\"b\""], transport: transport)
+        #expect(status == .success)
+        #expect(output.count == 20_000)
+        #expect(lineNumbers(output) == Array(repeating: 1, count: 10_000) + Array(repeating: 2, count: 10_000))
+        // Two pages fill the bound of 2,000 lines; the third request waits.
+        #expect(bPagesBeforeA <= 3)
+    }
+
+    @Test func identicalRequestsAreSentOnceAndAKeptAnswerServesLaterJobs() throws {
+        let tool = PagingTool()
+        tool.sharingKey = { _ in RequestSpec.Sharing(key: "same", keepAnswer: true) }
+        let transport = ScriptedTransport { _, _ in (answer("{\"v\":1}"), 3) }
+        let (status, output) = try runLoop(tool, lines: ["\"a\"", "\"b\"", "\"c\""], options: ["-j", "1"], transport: transport)
+        #expect(status == .success)
+        #expect(transport.sent.count == 1)
+        #expect(output.count == 3)
+        #expect(output.allSatisfy { $0.contains("\"got\":{\"v\":1}") })
+    }
+}
+
+/// Gathers up to three requests into one whose body lists their URLs; the
+/// answer holds one part per request.
+final class ListBatching: Batching {
+    var batches: [Int] = []
+    var maximumBatch: Int { 3 }
+
+    func combine(_ requests: [RequestSpec]) -> RequestSpec {
+        batches.append(requests.count)
+        return RequestSpec(method: "POST", url: "http://test.invalid/batch", body: Array(requests.map(\.url).joined(separator: " ").utf8),
+                           idempotent: false, rateLimitKey: "POST", service: service)
+    }
+
+    func split(_ answer: Answer, count: Int) -> [Result<Answer, RecordError>] {
+        (0..<count).map { index in
+            index == 1 ? .failure(RecordError(.http, "part \(index) failed"))
+                       : .success(Answer(answer.response, body: ResponseBody(json: .string("part \(index)"))))
+        }
+    }
+}
+
+@Suite struct BatchingTests {
+    @Test func readyRequestsTravelTogetherAndTheAnswerIsSplitBack() throws {
+        let tool = PagingTool()
+        tool.batchKey = "feed"
+        let batching = ListBatching()
+        let transport = ScriptedTransport { _, _ in (answer("{}"), 1) }
+        let (status, output) = try runLoop(tool, lines: ["\"a\"", "\"b\"", "\"c\"", "\"d\""], options: ["-j", "1"],
+                                           transport: transport, batching: batching)
+        #expect(status == .recordFailed)
+        #expect(batching.batches == [3, 1])
+        #expect(transport.sent.count == 2)
+        #expect(lineNumbers(output) == [1, 2, 3, 4])
+        #expect(output[0].contains("\"got\":\"part 0\"") && output[1].contains("part 1 failed") && output[3].contains("part 0"))
+    }
+}
+
+@Suite struct CurlLinkTests {
+    /// The test binary does not link libcurl, like a tool that forgot to:
+    /// the transport refuses to start instead of calling a null function.
+    @Test func aToolBuiltWithoutLibcurlStopsWithAClearMessage() {
+        do {
+            _ = try CurlTransport(parallel: 1, timeout: 1, caFile: nil, userAgent: "test")
+            Issue.record("libcurl is linked into the test binary; this test cannot tell")
+        } catch {
+            guard case .configuration(let message) = error else {
+                Issue.record("expected a configuration error, got \(error)")
+                return
+            }
+            #expect(message.contains("without libcurl"))
+        }
+    }
+}
