@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "oauth-sign", targets: ["oauth-sign"]),
         .executable(name: "tw-post", targets: ["tw-post"]),
+        .executable(name: "tw-friends", targets: ["tw-friends"]),
     ],
     targets: [
         // libcurl is linked by the tools that transfer (see CCurl/shim.h), not
@@ -25,6 +26,8 @@ let package = Package(
         .target(name: "Socialpipe", dependencies: ["CCurl", "COpenSSL", "CJansson"], swiftSettings: fastSettings),
         .executableTarget(name: "oauth-sign", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
         .executableTarget(name: "tw-post", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
+                          linkerSettings: [.linkedLibrary("curl")]),
+        .executableTarget(name: "tw-friends", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),
         .testTarget(name: "SocialpipeTests", dependencies: ["Socialpipe"]),
     ]

@@ -86,5 +86,35 @@ tw-post --thread \
 echo "what the sandbox received:"
 curl -sS "$base/__posts" | jq -c '.posts[-3:][] | {id, text, in_reply_to_tweet_id}'
 
+step "tw-friends lists the accounts a user follows, one line each: jack follows 1,000,000" \
+     "tw-friends jack | head -n 5 | jq -r .result.username"
+tw-friends jack | head -n 5 | jq -r .result.username
+echo "head stopped the walk: the sandbox served this many of jack's 1000 pages:"
+curl -sS "$base/__log" | jq '[.[] | select(.endpoint == "GET /2/users/:id/following")] | length'
+
+step "a record can ask for less: max, and more fields (v2 user.fields)" \
+     "echo '{\"username\":\"follows_1001\",\"max\":3}' | tw-friends --fields created_at,public_metrics | jq -c .result"
+echo '{"username":"follows_1001","max":3}' | tw-friends --fields created_at,public_metrics | jq -c .result
+
+step "a list cut short by the rate limit ends with a resume record" \
+     "tw-friends --max-wait 0 follows_25000 > part1.jsonl; jq -c 'select(.ok | not) | .error' part1.jsonl"
+echo "(the sandbox's window for GET /2/users/:id/following lowered to 1 request per 15 minutes)"
+curl -sS "$base/__control" -d '{"rate_limits":{"GET /2/users/:id/following":{"limit":1,"window":900}}}' >/dev/null
+tw-friends --max-wait 0 follows_25000 >"$work/part1.jsonl" || echo "exit status $?: the list is not complete"
+jq -c 'select(.ok | not) | .error' "$work/part1.jsonl"
+printf 'accounts written before it stopped: '
+jq -s 'map(select(.ok)) | length' "$work/part1.jsonl"
+
+step "…fed back as a record once the window has reset, the resume lists exactly the rest" \
+     "jq -c 'select(.ok | not) | .error.resume' part1.jsonl | tw-friends > part2.jsonl"
+echo "(the sandbox's window back to 300 requests, which starts it over)"
+curl -sS "$base/__control" -d '{"rate_limits":{"GET /2/users/:id/following":{"limit":300,"window":900}}}' >/dev/null
+jq -c 'select(.ok | not) | .error.resume' "$work/part1.jsonl" | tw-friends >"$work/part2.jsonl"
+printf 'accounts in part 2: '
+jq -s length "$work/part2.jsonl"
+printf 'both parts: %s accounts, %s distinct (follows_25000 follows 25,000)\n' \
+    "$(cat "$work/part1.jsonl" "$work/part2.jsonl" | jq -r 'select(.ok) | .result.id' | wc -l | tr -d ' ')" \
+    "$(cat "$work/part1.jsonl" "$work/part2.jsonl" | jq -r 'select(.ok) | .result.id' | sort -u | wc -l | tr -d ' ')"
+
 step "nothing posted twice" "curl -s $base/__posts | jq '{total, duplicates}'"
 curl -sS "$base/__posts" | jq -c '{total, duplicates}'

@@ -25,9 +25,7 @@ import importlib.util
 import json
 import os
 import pathlib
-import queue
 import re
-import select
 import signal
 import subprocess
 import threading
@@ -36,15 +34,16 @@ import time
 import pytest
 
 import harness  # Tests/conftest.py puts sandbox/ and Tests/ on sys.path
-from toolenv import clean_env, closed_port
+from toolenv import (X_DEMO_CREDENTIALS, X_OAUTH2_USER_TOKEN as OAUTH2_USER_TOKEN, LineReader, Run, Running,
+                     assert_no_secrets, assert_usage_error, clean_env, closed_port, credentials_path, jl,
+                     parse_envelope, read_line, run_with_stdin_pipe, settled, start, through_head, twitter_section,
+                     vm_hwm_kib, wait_for_fault_hit, write_private, x_credentials as creds)
 
 TOOL = "tw-post"
 HERE = pathlib.Path(__file__).resolve().parent
 
-CONSUMER_KEY = "sandbox-consumer-key"
-CONSUMER_SECRET = "sandbox-consumer-secret"
-ACCESS_TOKEN = "1000000000000000001-sandboxaccesstoken"
-ACCESS_SECRET = "sandbox-access-token-secret"
+CONSUMER_KEY = X_DEMO_CREDENTIALS["TW_CONSUMER_KEY"]
+ACCESS_TOKEN = X_DEMO_CREDENTIALS["TW_ACCESS_TOKEN"]
 DEMO_ID = "1000000000000000001"
 READONLY = {"TW_CONSUMER_KEY": "sandbox-readonly-consumer-key",
             "TW_CONSUMER_SECRET": "sandbox-readonly-consumer-secret",
@@ -54,19 +53,10 @@ UNENROLLED = {"TW_CONSUMER_KEY": "sandbox-unenrolled-consumer-key",
               "TW_CONSUMER_SECRET": "sandbox-unenrolled-consumer-secret",
               "TW_ACCESS_TOKEN": "1000000000000000001-sandboxunenrolledtoken",
               "TW_ACCESS_TOKEN_SECRET": "sandbox-unenrolled-token-secret"}
-OAUTH2_USER_TOKEN = "sandbox-oauth2-user-token"
 MEDIA = ["1000000000000000501", "1000000000000000502", "1000000000000000503",
          "1000000000000000504", "1000000000000000505"]
 EXISTING_POST = "20"
 
-# Strings that must never appear in any output of any run.
-SECRETS = ("sandbox-consumer-secret", "sandbox-access-token-secret", "sandbox-readonly-consumer-secret",
-           "sandbox-readonly-token-secret", "sandbox-unenrolled-consumer-secret",
-           "sandbox-unenrolled-token-secret", OAUTH2_USER_TOKEN, "wrong-token-secret")
-
-KINDS = {"input", "validation", "auth", "permission", "not_found", "duplicate", "rate_limit", "http",
-         "network", "ambiguous", "cancelled"}
-ERROR_KEY_ORDER = ["kind", "status", "code", "message", "attempts"]
 POST_PATH = "/2/tweets"
 V11_PATH = "/1.1/statuses/update.json"
 
@@ -74,89 +64,6 @@ V11_PATH = "/1.1/statuses/update.json"
 # --------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------
-
-def creds(**override):
-    c = {"TW_CONSUMER_KEY": CONSUMER_KEY, "TW_CONSUMER_SECRET": CONSUMER_SECRET,
-         "TW_ACCESS_TOKEN": ACCESS_TOKEN, "TW_ACCESS_TOKEN_SECRET": ACCESS_SECRET}
-    c.update(override)
-    return c
-
-
-def jl(*records):
-    """Records (dicts/str values as JSON; bytes as raw lines) as JSON-lines bytes."""
-    out = []
-    for r in records:
-        if isinstance(r, bytes):
-            out.append(r)
-        else:
-            out.append(json.dumps(r, ensure_ascii=False).encode("utf-8"))
-    return b"".join(x + b"\n" for x in out)
-
-
-def parse_envelope(raw):
-    """One stdout line -> envelope dict, after checking the shape of contract §2."""
-    if isinstance(raw, bytes):
-        raw = raw.decode("utf-8")
-    pairs = json.loads(raw, object_pairs_hook=lambda kv: kv)
-    top = [k for k, _ in pairs]
-    env = json.loads(raw)
-    assert "\n" not in raw.strip("\n"), raw
-    assert isinstance(env.get("ok"), bool), raw
-    assert top[:3] == ["ok", "line", "input"], raw
-    assert isinstance(env["line"], int) and env["line"] >= 1, raw
-    if env["ok"]:
-        assert top == ["ok", "line", "input", "result"], raw
-        assert isinstance(env["input"], dict), raw
-    else:
-        if env["input"] is None:
-            assert top == ["ok", "line", "input", "raw", "error"], raw
-            assert isinstance(env["raw"], str), raw
-        else:
-            assert top == ["ok", "line", "input", "error"], raw
-        err = env["error"]
-        assert err["kind"] in KINDS, raw
-        assert isinstance(err.get("message"), str) and err["message"], raw
-        keys = list(err)
-        known = [k for k in keys if k in ERROR_KEY_ORDER]
-        assert known == [k for k in ERROR_KEY_ORDER if k in err], ("error keys out of order", raw)
-        assert keys[:len(known)] == known, ("tool extras must follow the contract's keys", raw)
-        if "status" in err:
-            assert isinstance(err["status"], int), raw
-        if "code" in err:
-            assert isinstance(err["code"], str), raw
-        if env["input"] is not None:
-            # Records that parsed: attempts = requests made for this record (contract §2).
-            assert isinstance(err.get("attempts"), int) and err["attempts"] >= 0, raw
-    return env
-
-
-class Run:
-    def __init__(self, proc, elapsed):
-        self.returncode = proc.returncode
-        self.stdout = proc.stdout
-        self.stderr = proc.stderr
-        self.elapsed = elapsed
-        self.envelopes = [parse_envelope(l) for l in proc.stdout.decode("utf-8").splitlines()]
-
-    def by_line(self):
-        out = {}
-        for e in self.envelopes:
-            assert e["line"] not in out, ("two envelopes for one line", e, out[e["line"]])
-            out[e["line"]] = e
-        return out
-
-    def __repr__(self):
-        return "Run(rc=%r, %.2fs, stdout=%r, stderr=%r)" % (self.returncode, self.elapsed,
-                                                             self.stdout[:3000], self.stderr[:2000])
-
-
-def assert_no_secrets(*blobs):
-    for blob in blobs:
-        if isinstance(blob, bytes):
-            blob = blob.decode("utf-8", "replace")
-        for s in SECRETS:
-            assert s not in blob, "secret %r leaked: %r" % (s, blob[:2000])
-
 
 def posts_of(sb):
     """sb.posts(), after checking that no text was ever posted twice."""
@@ -187,83 +94,9 @@ def body_match(text):
     return {"method": "POST", "path": POST_PATH, "body_contains": json.dumps(text, ensure_ascii=False)}
 
 
-def settled_posts(sb, quiet=0.3, bound=5):
-    """sb.posts() once no post has landed for `quiet` seconds: a request a run
-    abandoned (stdout closed, second signal) may still reach the sandbox, and
-    must land in this test, not in the next one's clean state."""
-    last = posts_of(sb)
-    deadline = time.monotonic() + bound
-    stable_since = time.monotonic()
-    while time.monotonic() < deadline and time.monotonic() - stable_since < quiet:
-        time.sleep(0.05)
-        now = posts_of(sb)
-        if now["total"] != last["total"]:
-            last, stable_since = now, time.monotonic()
-    return last
-
-
-# --------------------------------------------------------------------------------------
-# fixtures
-# --------------------------------------------------------------------------------------
-
-@pytest.fixture
-def make_env(home, sb):
-    def _env(credentials=None, api_base=True, extra=None):
-        e = dict(creds() if credentials is None else credentials)
-        if api_base:
-            e["TW_API_BASE"] = sb.url
-        e.update(extra or {})
-        return clean_env(home, e)
-    return _env
-
-
-@pytest.fixture
-def run(bin_path, make_env):
-    """run(args, stdin, credentials=None, api_base=True, extra=None, timeout=30) -> Run."""
-    def _run(args=(), stdin=b"", credentials=None, api_base=True, extra=None, timeout=30):
-        env = make_env(credentials, api_base, extra)
-        t0 = time.monotonic()
-        try:
-            proc = subprocess.run([bin_path, *args], input=stdin, capture_output=True, env=env, timeout=timeout)
-        except subprocess.TimeoutExpired as e:
-            pytest.fail("tw-post %r did not finish within %s s; stdout so far %r, stderr %r"
-                        % (list(args), timeout, (e.stdout or b"")[:1000], (e.stderr or b"")[:1000]))
-        r = Run(proc, time.monotonic() - t0)
-        assert_no_secrets(r.stdout, r.stderr)
-        return r
-    return _run
-
-
-def start(bin_path, env, args=(), **kw):
-    return subprocess.Popen([bin_path, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env, **kw)
-
-
-class LineReader:
-    """Reads a pipe's lines on a thread so a test can wait for them with a timeout."""
-
-    def __init__(self, pipe):
-        self.q = queue.Queue()
-        self.t = threading.Thread(target=self._pump, args=(pipe,), daemon=True)
-        self.t.start()
-
-    def _pump(self, pipe):
-        for line in iter(pipe.readline, b""):
-            self.q.put(line)
-        self.q.put(None)
-
-    def get(self, timeout):
-        return self.q.get(timeout=timeout)
-
-    def rest(self, timeout):
-        """All remaining lines until EOF (fails if EOF does not come in time)."""
-        out = []
-        deadline = time.monotonic() + timeout
-        while True:
-            line = self.q.get(timeout=max(0.01, deadline - time.monotonic()))
-            if line is None:
-                return out
-            out.append(line)
+def settled_posts(sb):
+    """sb.posts() once no post has landed for a moment (toolenv.settled)."""
+    return settled(lambda: posts_of(sb), lambda p: p["total"])
 
 
 # --------------------------------------------------------------------------------------
@@ -847,21 +680,13 @@ def test_interrupt_mid_run(bin_path, make_env, sb, signum, status):
     sb.control(latency_ms=300)
     n = 20
     texts = ["interrupted %02d" % i for i in range(1, n + 1)]
-    p = start(bin_path, make_env())
-    out = LineReader(p.stdout)
-    try:
-        p.stdin.write(jl(*texts))           # all 20 written; stdin stays open
-        p.stdin.flush()
-        first = out.get(timeout=10)
+    with Running(bin_path, make_env()) as tool:
+        tool.write(jl(*texts))              # all 20 written; stdin stays open
+        first = tool.out.get(timeout=10)
         assert first is not None
-        p.send_signal(signum)
-        lines = [first] + out.rest(timeout=10)
-        rc = p.wait(timeout=5)
-    finally:
-        if p.poll() is None:
-            p.kill()
-        p.stdin.close()
-        err = p.stderr.read()
+        lines, rc = tool.interrupt(signum)
+        lines.insert(0, first)
+    err = tool.stderr
     assert rc == status, (rc, err)
     assert_no_secrets(b"".join(lines), err)
     envs = [parse_envelope(l) for l in lines]
@@ -889,25 +714,7 @@ def test_interrupt_mid_run(bin_path, make_env, sb, signum, status):
 def test_closed_stdout_ends_the_run_promptly_and_quietly(bin_path, make_env, sb):
     sb.control(latency_ms=20)
     n = 300
-    p1 = subprocess.Popen([bin_path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          env=make_env())
-    head = subprocess.Popen(["head", "-1"], stdin=p1.stdout, stdout=subprocess.PIPE)
-    p1.stdout.close()
-    t0 = time.monotonic()
-    try:
-        p1.stdin.write(jl(*["head %03d" % i for i in range(n)]))
-        p1.stdin.close()
-    except BrokenPipeError:
-        pass
-    first = head.stdout.read()
-    head.wait(timeout=5)
-    try:
-        rc = p1.wait(timeout=5)
-    finally:
-        if p1.poll() is None:
-            p1.kill()
-    elapsed = time.monotonic() - t0
-    err = p1.stderr.read()
+    first, rc, err, elapsed = through_head([bin_path], make_env(), jl(*["head %03d" % i for i in range(n)]))
     assert parse_envelope(first.splitlines()[0])["ok"] is True
     assert rc in (141, -signal.SIGPIPE, 0), rc
     assert err == b"", err
@@ -992,14 +799,6 @@ def test_dry_run_v11_form_body(run, sb):
     assert sb.log() == []
 
 
-def _vm_hwm_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmHWM for %d" % pid)
-
-
 def test_memory_is_bounded_over_100k_records(bin_path, make_env, sb):
     """100,000 records through --dry-run: 100,000 envelopes, peak RSS under 40 MiB.
     stdin stays open until every envelope is read, so the peak (VmHWM of the
@@ -1028,10 +827,10 @@ def test_memory_is_bounded_over_100k_records(bin_path, make_env, sb):
             count += 1
             last = raw
             if count % 10_000 == 0:
-                peak = max(peak, _vm_hwm_kib(p.pid))
+                peak = max(peak, vm_hwm_kib(p.pid))
             if count == n:
                 break
-        peak = max(peak, _vm_hwm_kib(p.pid))
+        peak = max(peak, vm_hwm_kib(p.pid))
         elapsed = time.monotonic() - t0
         writer.join(timeout=10)
         p.stdin.close()
@@ -1056,9 +855,7 @@ def test_memory_is_bounded_over_100k_records(bin_path, make_env, sb):
                          ids=lambda a: " ".join(a))
 def test_usage_errors_exit_2_and_send_nothing(run, sb, args):
     r = run(args, jl("never read"))
-    assert r.returncode == 2, r
-    assert r.stdout == b""
-    assert r.stderr.startswith(b"tw-post: "), r
+    assert_usage_error(r, TOOL)
     assert sb.log() == []
 
 
@@ -1135,79 +932,6 @@ def test_weighted_length_differential(run, sb):
 NOBODY = 65534
 needs_root = pytest.mark.skipif(os.geteuid() != 0,
                                 reason="needs root to give a file to another owner (chown %d)" % NOBODY)
-
-
-def run_with_stdin_pipe(argv, env, data, timeout=10):
-    """Runs argv with `data` waiting in a pipe on its stdin (write end closed).
-    Returns (Run, the bytes of `data` left unread): a tool that stops before
-    reading leaves all of them in the pipe."""
-    rfd, wfd = os.pipe()
-    try:
-        os.write(wfd, data)
-        os.close(wfd)
-        t0 = time.monotonic()
-        try:
-            proc = subprocess.run(argv, stdin=rfd, capture_output=True, env=env, timeout=timeout)
-        except subprocess.TimeoutExpired as e:
-            pytest.fail("%r did not finish within %s s; stderr %r" % (argv, timeout, (e.stderr or b"")[:1000]))
-        r = Run(proc, time.monotonic() - t0)
-        os.set_blocking(rfd, False)
-        try:
-            left = os.read(rfd, len(data) + 1)
-        except BlockingIOError:
-            left = b""
-    finally:
-        os.close(rfd)
-    assert_no_secrets(r.stdout, r.stderr)
-    return r, left
-
-
-def read_line(fd, timeout):
-    """One line from a raw pipe, byte by byte, so nothing is read ahead and the
-    pipe can be closed right after; None at EOF or after `timeout` seconds."""
-    buf = b""
-    deadline = time.monotonic() + timeout
-    while not buf.endswith(b"\n"):
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return None
-        chunk = os.read(fd, 1)
-        if not chunk:
-            return None
-        buf += chunk
-    return buf
-
-
-def wait_for_fault_hit(sb, fault_id, timeout):
-    """Waits until the sandbox has matched this fault to a request. A `delay` fault
-    is hit when the request arrives; its log entry only appears once answered."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if any(f["id"] == fault_id and f["hits"] for f in sb.state()["faults"]):
-            return True
-        time.sleep(0.02)
-    return False
-
-
-def twitter_section(c):
-    return {"consumer_key": c["TW_CONSUMER_KEY"], "consumer_secret": c["TW_CONSUMER_SECRET"],
-            "access_token": c["TW_ACCESS_TOKEN"], "access_token_secret": c["TW_ACCESS_TOKEN_SECRET"]}
-
-
-def credentials_path(home):
-    """The default credentials file (contract §4), its directory created."""
-    d = home / ".config" / "socialpipe"
-    d.mkdir(parents=True, exist_ok=True)
-    return d / "credentials.json"
-
-
-def write_private(path, content):
-    """Writes a credentials file as tw-auth would: mode 0600 from the start."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(content if isinstance(content, str) else json.dumps(content))
-    os.chmod(path, 0o600)
-    return path
 
 
 def test_sighup_mid_post_writes_its_envelope_then_exits_129(bin_path, make_env, sb):

@@ -1,0 +1,218 @@
+import Socialpipe
+
+/// How a record becomes the list of accounts a user follows: the user looked
+/// up when named (once per run), then page after page (v2
+/// `GET /2/users/:id/following`, or v1.1 `GET /1.1/friends/ids.json`).
+final class FriendLister: RecordTool {
+    let x: XSetup
+    let legacy: Bool
+    let pageSize: Int
+    /// `user.fields`, already checked.
+    let fields: String?
+
+    init(x: XSetup, legacy: Bool, pageSize: Int, fields: String?) {
+        self.x = x
+        self.legacy = legacy
+        self.pageSize = pageSize
+        self.fields = fields
+    }
+
+    func start(_ record: Record, reply: Reply) -> Job? {
+        FriendsJob(record: record, reply: reply, lister: self)
+    }
+}
+
+/// One user's list.
+final class FriendsJob: Job {
+    /// Whose list: as the record names the user.
+    enum Selector {
+        /// `username` as given (`@` included) and as sent.
+        case username(given: String, name: String)
+        /// `user_id`, as given.
+        case userID(JSON, id: String)
+        /// The authenticated user.
+        case me
+    }
+
+    let reply: Reply
+    private let record: Record
+    private unowned let lister: FriendLister
+    private var selector = Selector.me
+    private var authorizer: XAuthorizer?
+    /// The user's id, once known.
+    private var userID: String?
+    /// Accounts still wanted (`max`), when limited.
+    private var remaining: Int64?
+    /// The token (v2) or cursor (v1.1) of the page asked for now; nil for the first page.
+    private var position: String?
+    /// The page's result lines are built here.
+    private let line = ByteBuffer(capacity: 64)
+
+    init(record: Record, reply: Reply, lister: FriendLister) {
+        self.record = record
+        self.reply = reply
+        self.lister = lister
+    }
+
+    func begin() -> JobStep {
+        do throws(RecordError) {
+            try readRecord()
+            let authorizer = try lister.x.authorizer(for: record)
+            self.authorizer = authorizer
+            return .send(firstRequest(authorizer))
+        } catch {
+            return .fail(error)
+        }
+    }
+
+    private func readRecord() throws(RecordError) {
+        let username = try record.string("username")
+        let userID = try record.id("user_id")
+        switch (username, userID) {
+        case (.some, .some):
+            throw .input("give username or user_id, not both")
+        case (.some(let given), nil):
+            let name = given.hasPrefix("@") ? String(given.dropFirst()) : given
+            guard (1...15).contains(name.utf8.count),
+                  name.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x5F })
+            else {
+                throw .input("username must be 1 to 15 letters, digits or underscores (a leading @ is dropped), got \"\(given)\"")
+            }
+            selector = .username(given: given, name: name)
+        case (nil, .some(let id)):
+            selector = .userID(record.fields["user_id"] ?? .string(id), id: id)
+            self.userID = id
+        case (nil, nil):
+            selector = .me
+        }
+        remaining = try record.integer("max", in: 1...Int64.max)
+        let token = try record.string("pagination_token")
+        let cursor = try cursorField()
+        if lister.legacy {
+            if token != nil { throw .input("pagination_token is for --api 2; with --api 1.1 give cursor") }
+            position = cursor
+        } else {
+            if cursor != nil { throw .input("cursor is for --api 1.1; with --api 2 give pagination_token") }
+            if let token {
+                guard !token.isEmpty, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                    throw .input("pagination_token must be a token X gave (printable ASCII)")
+                }
+            }
+            position = token
+        }
+    }
+
+    /// `cursor` as a string of digits (an integer is taken too; -1 is the start).
+    private func cursorField() throws(RecordError) -> String? {
+        guard let value = record.fields["cursor"], !value.isNull else { return nil }
+        if let number = value.integer { return number == -1 ? nil : String(number) }
+        guard let text = value.string, text == "-1" || (!text.isEmpty && text.utf8.allSatisfy({ (0x30...0x39).contains($0) })) else {
+            throw .input("cursor must be a cursor X gave (digits)")
+        }
+        return text == "-1" ? nil : text
+    }
+
+    private func firstRequest(_ authorizer: XAuthorizer) -> RequestSpec {
+        if lister.legacy || userID != nil { return page(authorizer) }
+        let identity = authorizer.identity
+        var spec: RequestSpec
+        switch selector {
+        case .username(_, let name):
+            spec = lister.x.request("GET", "/2/users/by/username/" + name, endpoint: "GET /2/users/by/username/:username",
+                                    authorizer: authorizer)
+            spec.sharing = RequestSpec.Sharing(key: "username " + name.lowercased() + " " + identity, keepAnswer: true)
+        default:
+            spec = lister.x.request("GET", "/2/users/me", endpoint: "GET /2/users/me", authorizer: authorizer)
+            spec.sharing = RequestSpec.Sharing(key: "me " + identity, keepAnswer: true)
+        }
+        return spec
+    }
+
+    /// The request for the page at `position`.
+    private func page(_ authorizer: XAuthorizer) -> RequestSpec {
+        let size = min(Int64(lister.pageSize), remaining ?? Int64.max)
+        if lister.legacy {
+            var query = "cursor=" + (position ?? "-1") + "&count=\(size)&stringify_ids=true"
+            switch selector {
+            case .username(_, let name): query += "&screen_name=" + name
+            case .userID(_, let id): query += "&user_id=" + id
+            case .me: break
+            }
+            return lister.x.request("GET", "/1.1/friends/ids.json?" + query, endpoint: "GET /1.1/friends/ids",
+                                    authorizer: authorizer)
+        }
+        var query = "max_results=\(size)"
+        if let position { query += "&pagination_token=" + PercentEncoding.encoded(position) }
+        if let fields = lister.fields { query += "&user.fields=" + PercentEncoding.encoded(fields) }
+        return lister.x.request("GET", "/2/users/\(userID ?? "")/following?" + query, endpoint: "GET /2/users/:id/following",
+                                authorizer: authorizer)
+    }
+
+    func received(_ answer: Answer) -> JobStep {
+        guard let authorizer else { return .fail(RecordError(.auth, "no X credentials")) }
+        if userID == nil && !lister.legacy {
+            guard let id = answer.json?["data"]?["id"]?.string, !id.isEmpty else {
+                return .fail(RecordError(.http, "the user lookup's answer has no user id", status: answer.status))
+            }
+            userID = id
+            return .send(page(authorizer))
+        }
+        // A page is read in place: its accounts are copied out as they came.
+        guard let page = answer.body.raw else {
+            return .fail(RecordError(.http, "HTTP \(answer.status) with a body that is not JSON", status: answer.status))
+        }
+        let next = lister.legacy ? writeIDs(page) : writeUsers(page)
+        if let remaining, remaining <= 0 { return .done }
+        guard let next else { return .done }
+        position = next
+        return .send(self.page(authorizer))
+    }
+
+    /// Writes a v2 page's users; returns the next page's token, if any.
+    private func writeUsers(_ page: RawJSON) -> String? {
+        for user in page.member("data", of: page.root).map(page.elements) ?? [] {
+            if let remaining, remaining <= 0 { break }
+            page.withText(user) { reply.succeed(resultText: $0, compact: false) }
+            remaining = remaining.map { $0 - 1 }
+        }
+        // A short or empty page may still have a next one.
+        return page.member("meta", of: page.root).flatMap { page.member("next_token", of: $0) }.flatMap(page.string)
+    }
+
+    /// Writes a v1.1 page's ids as `{"id": …}`; returns the next cursor, if any.
+    private func writeIDs(_ page: RawJSON) -> String? {
+        for id in page.member("ids", of: page.root).map(page.elements) ?? [] {
+            if let remaining, remaining <= 0 { break }
+            line.removeAll()
+            line.append("{\"id\":")
+            // Ids are strings with stringify_ids; a number is written as one.
+            if !page.isString(id) { line.append(0x22) }
+            page.withText(id) { line.append($0) }
+            if !page.isString(id) { line.append(0x22) }
+            line.append(0x7D)
+            reply.succeed(resultText: line.bytes)
+            remaining = remaining.map { $0 - 1 }
+        }
+        guard let next = page.member("next_cursor_str", of: page.root).flatMap(page.string), next != "0", !next.isEmpty else {
+            return nil
+        }
+        return next
+    }
+
+    /// An error that ends a list carries `resume`: the record's selector and
+    /// where the list stopped, to be fed back as a record.
+    func ending(with error: RecordError) -> RecordError {
+        guard ![.input, .validation, .notFound].contains(error.kind) else { return error }
+        var error = error
+        let resume = JSON.object()
+        switch selector {
+        case .username(let given, _): resume.set("username", string: given)
+        case .userID(let given, _): resume.set("user_id", given)
+        case .me: break
+        }
+        if let profile = record.fields["profile"], !profile.isNull { resume.set("profile", profile) }
+        if let position { resume.set(lister.legacy ? "cursor" : "pagination_token", string: position) }
+        error.extras.append(("resume", resume))
+        return error
+    }
+}
