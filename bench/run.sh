@@ -1,7 +1,9 @@
 #!/bin/sh
-# oauth-sign benchmark (`make bench`): throughput against oauthlib, a liboauth
-# program and a jansson-only floor, then start-up against curl. A report, not a
-# test: exits 0 when a goal is missed, non-zero only when the bench cannot run.
+# `make bench`: oauth-sign's throughput against oauthlib, a liboauth program and
+# a jansson-only floor, then its start-up against curl; then tw-post and
+# tw-friends against the sandbox (tw_post_bench.py, tw_friends_bench.py). A
+# report, not a test: exits 0 when a goal is missed, non-zero only when the
+# bench cannot run.
 #
 # Environment: SOCIALPIPE_BIN (directory holding oauth-sign; required),
 # PYTHON (a python with oauthlib; default python3), BENCH_RECORDS (default
@@ -232,4 +234,18 @@ echo
 echo "bench: tw-post benchmark against the sandbox" >&2
 tw_status=0
 "$python" "$here/tw_post_bench.py" --bin "$bin" || tw_status=$?
-exit "$tw_status"
+
+# ---------------------------------------------------------------- tw-friends
+# tw-friends walking the sandbox's 1,000,000-account user beside tweepy's
+# Paginator, twarc2's following and the sandbox's own ceiling, for API v2 and
+# v1.1 (bench/tw_friends_bench.py, about a minute). Its own report and banner;
+# exits 0 whether or not its goals are met, non-zero only when it cannot run.
+# A tw-friends not yet built is skipped with a line saying so. Environment:
+# BENCH_TWF_ACCOUNTS (default 1000000), BENCH_TWF_SMALL (default 10000),
+# BENCH_TWF_RUNS (default 1).
+echo
+echo "bench: tw-friends benchmark against the sandbox" >&2
+friends_status=0
+"$python" "$here/tw_friends_bench.py" --bin "$bin" || friends_status=$?
+[ "$tw_status" = 0 ] || exit "$tw_status"
+exit "$friends_status"

@@ -12,15 +12,11 @@ sandbox, no tweepy). See bench/README.md.
 """
 import argparse
 import collections
-import datetime
 import http.client
 import json
 import os
 import random
-import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -30,6 +26,8 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "sandbox"))
 
 import harness  # noqa: E402
+from benchlib import (TIME, Record, Verdicts, clean_env, count_envelopes, fmt, note,  # noqa: E402
+                      prepare_out, print_problems, run_measured, runs_line, unchecked_oauth_header)
 
 # Goals (issue): tw-post -j 1 >= 1.2x tweepy's loop; tw-post -j 8 >= 6x tweepy's
 # loop or >= 90 % of the sandbox ceiling at 8; peak RSS <= 20 MiB.
@@ -39,14 +37,6 @@ GOAL_CEILING_SHARE = 90.0
 GOAL_RSS_MIB = 20.0
 STALL_S = 0.5  # an idle stretch this long in a run is reported as a stall
 GOAL_ROW = "  %-18s %-34s %-26s %s"
-
-# The sandbox's published demo credentials (sandbox/default-config.json).
-CREDENTIALS = {
-    "TW_CONSUMER_KEY": "sandbox-consumer-key",
-    "TW_CONSUMER_SECRET": "sandbox-consumer-secret",
-    "TW_ACCESS_TOKEN": "1000000000000000001-sandboxaccesstoken",
-    "TW_ACCESS_TOKEN_SECRET": "sandbox-access-token-secret",
-}
 
 # Words for the seeded post texts: ASCII, accented Latin, CJK, emoji with a
 # ZWJ sequence, mentions, hashtags and a link, so the sandbox's length check
@@ -62,11 +52,6 @@ def die(message):
     sys.exit(1)
 
 
-def note(message):
-    sys.stderr.write("bench: %s\n" % message)
-    sys.stderr.flush()
-
-
 def base_texts(n, seed=20260101):
     """n seeded texts of 4-16 words; each contender prefixes its own tag."""
     rng = random.Random(seed)
@@ -79,118 +64,30 @@ def write_input(path, tag, texts):
             f.write(json.dumps({"text": "%s %04d %s" % (tag, i, text)}, ensure_ascii=False) + "\n")
 
 
-def clean_env(api_base, xdg):
-    """The environment every contender runs in: the sandbox's demo credentials,
-    no credentials file or profile of the user's, no proxy."""
-    env = {k: v for k, v in os.environ.items()
-           if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
-           and k not in ("SOCIALPIPE_CREDENTIALS", "SOCIALPIPE_PROFILE", "TW_BEARER_TOKEN",
-                         "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")}
-    env.update(CREDENTIALS)
-    env["TW_API_BASE"] = api_base
-    env["XDG_CONFIG_HOME"] = xdg
-    return env
-
-
-TIME = "/usr/bin/time"
-
-
-def run_measured(argv, stdin_path, stdout_path, stderr_path, env, timeout):
-    """Runs argv; returns (exit status (or a string when it had to be killed),
-    wall seconds, peak RSS in KiB or None).
-
-    The peak RSS comes from GNU time (`/usr/bin/time -f %M`), whose child is
-    forked from that small C program. wait4 on a child forked from this Python
-    process would not do: Linux carries the pre-exec high-water mark (this
-    interpreter's ~30 MiB) over exec into the child's ru_maxrss."""
-    rss_path = stdout_path + ".rss"
-    timed = os.access(TIME, os.X_OK)
-    if timed:
-        argv = [TIME, "-f", "%M", "-o", rss_path] + list(argv)
-    with open(stdin_path, "rb") as fin, open(stdout_path, "wb") as fout, open(stderr_path, "wb") as ferr:
-        started = time.perf_counter()
-        proc = subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=ferr, env=env, start_new_session=True)
-        try:
-            status = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            # A contender that hangs: stop it (its own process group) and say so.
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            status = "timed out after %.0f s" % timeout
-        seconds = time.perf_counter() - started
-    rss = None
-    if timed:
-        try:
-            with open(rss_path, encoding="utf-8") as f:
-                rss = int(f.read().split()[-1])
-        except (OSError, ValueError, IndexError):
-            rss = None
-    return status, seconds, rss
-
-
 def contender_timeout(args, n):
     """Seconds a contender may take before it counts as hung: several times
     a slow sequential client's time."""
     return 60 + 3 * n * (args.latency_ms + 30) / 1000.0
 
 
-def count_envelopes(path):
-    """(ok, failed, Counter of failure kinds) of an output of JSON lines."""
-    ok = failed = 0
-    kinds = collections.Counter()
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            try:
-                env = json.loads(line)
-            except ValueError:
-                failed += 1
-                kinds["unparsable output line"] += 1
-                continue
-            if env.get("ok") is True:
-                ok += 1
-            else:
-                failed += 1
-                err = env.get("error")
-                if isinstance(err, dict):
-                    err = err.get("kind") or err.get("code") or err.get("message")
-                kinds[str(err)[:80]] += 1
-    return ok, failed, kinds
-
-
-class Phase:
+class Phase(Record):
     """One contender's run: figures and what the sandbox saw."""
 
     def __init__(self, name, parallel):
-        self.name = name
+        super().__init__(name)
         self.parallel = parallel
-        self.seconds = None        # the time the rate is computed from
-        self.process_seconds = None
-        self.rss_kib = None
         self.ok = 0
-        self.failed = 0
-        self.kinds = collections.Counter()
-        self.requests = 0
-        self.connections = 0
-        self.statuses = collections.Counter()
         self.posts = 0
         self.gap_ms = None
         self.idle_s = 0.0          # longest time with no request in flight
         self.idle_before = None    # which request (1-based, by arrival) ended it
         self.duplicates = 0
-        self.exit_status = None
-        self.error = None
 
     def rate(self, n):
         return n / self.seconds if self.seconds else None
 
     def complete(self, n):
         return self.seconds is not None and self.ok == n and self.posts == n
-
-    def as_dict(self):
-        d = dict(self.__dict__)
-        d["kinds"] = dict(self.kinds)
-        d["statuses"] = dict(self.statuses)
-        return d
 
 
 def collect_sandbox(sb, phase, tag):
@@ -233,9 +130,7 @@ def trivial_client(sb, tag, texts, threads):
     http.client connection, POSTing minimal JSON with a fixed OAuth header
     (signatures are not checked) until every text has been posted. Returns
     (seconds, ok, failure Counter)."""
-    auth = ('OAuth oauth_consumer_key="%s", oauth_nonce="benchmark", oauth_signature="unchecked", '
-            'oauth_signature_method="HMAC-SHA1", oauth_timestamp="%d", oauth_token="%s", oauth_version="1.0"'
-            % (CREDENTIALS["TW_CONSUMER_KEY"], int(time.time()), CREDENTIALS["TW_ACCESS_TOKEN"]))
+    auth = unchecked_oauth_header()
     bodies = [json.dumps({"text": "%s %04d %s" % (tag, i, t)}).encode() for i, t in enumerate(texts)]
     next_index = iter(range(len(bodies)))
     lock = threading.Lock()
@@ -355,10 +250,6 @@ def run_tweepy(sb, args, texts, run_id, env):
 
 # ---------------------------------------------------------------------- report
 
-def fmt(value, spec, missing="n/a"):
-    return missing if value is None else spec % value
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description="tw-post benchmark against the sandbox")
     p.add_argument("--bin", default=os.environ.get("SOCIALPIPE_BIN"),
@@ -388,10 +279,7 @@ def main(argv=None):
     except ImportError:
         die("%s cannot import tweepy (make venv)" % sys.executable)
 
-    os.makedirs(args.out, exist_ok=True)
-    xdg = os.path.join(args.out, "xdg-config")
-    shutil.rmtree(xdg, ignore_errors=True)
-    os.makedirs(xdg)
+    xdg = prepare_out(args.out)
     n = args.posts
     par = args.parallel
     texts = base_texts(n)
@@ -436,11 +324,8 @@ def main(argv=None):
         sb.stop()
 
     # ---------------------------------------------------------------- report
-    verdicts = []
-
-    def verdict(ok, label):
-        verdicts.append(("PASS" if ok else "MISS", label))
-        return "PASS" if ok else "MISS"
+    verdicts = Verdicts("tw-post")
+    verdict = verdicts.add
 
     ceil1, ceilp = phases["ceiling-1"], phases["ceiling-%d" % par]
     tw1, twp = phases.get("tw-post-1"), phases.get("tw-post-%d" % par)
@@ -466,8 +351,7 @@ def main(argv=None):
           % (n, args.latency_ms))
     print(" sandbox: --threads %d, signatures not checked, rate limits off, same for every client;"
           % args.sandbox_threads)
-    print(" %s run(s) each, fastest kept; %s CPUs; %s"
-          % (args.runs, os.cpu_count() or "?", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")))
+    print(runs_line(args.runs))
     print(rule)
     head = "  %-26s %3s %8s %8s %9s %8s %5s %6s %9s"
     print(head % ("contender", "-j", "seconds", "posts/s", "peak RSS", "gap ms", "ok", "posted", "conns"))
@@ -569,32 +453,15 @@ def main(argv=None):
         if growth > 2.0:
             problems.append("tw-post's peak RSS grows with the input: %+.1f MiB from %d to %d posts"
                             % (growth, max(1, n // 10), n))
-    if "Traceback" in sandbox_stderr:
-        problems.append("the sandbox wrote a traceback on stderr (a sandbox bug): %s" % sandbox_stderr.strip()[-300:])
-    if problems:
-        print()
-        print(" problems")
-        for line in problems:
-            print("  - " + line)
+    print_problems(problems, sandbox_stderr)
 
     with open(os.path.join(args.out, "results.json"), "w", encoding="utf-8") as f:
         json.dump({"posts": n, "latency_ms": args.latency_ms, "sandbox_threads": args.sandbox_threads,
                    "runs": args.runs, "phases": {k: v.as_dict() for k, v in phases.items() if v is not None},
                    "small": small.as_dict() if small else None,
-                   "verdicts": ["%s %s" % v for v in verdicts], "problems": problems}, f, indent=1)
+                   "verdicts": verdicts.as_list(), "problems": problems}, f, indent=1)
 
-    missed = [label for state, label in verdicts if state == "MISS"]
-    print()
-    print("#" * 96)
-    if not missed:
-        print("##  tw-post: ALL %d GOALS MET" % len(verdicts))
-    else:
-        print("##  tw-post: %d OF %d GOALS MISSED:" % (len(missed), len(verdicts)))
-        for label in missed:
-            print("##    - " + label)
-    if problems:
-        print("##  tw-post: %d PROBLEM(S) NOTED ABOVE" % len(problems))
-    print("#" * 96)
+    verdicts.banner(problems)
     return 0
 
 
