@@ -20,9 +20,6 @@ public final class EventLoop {
     private let engine: Engine?
     private var progress: ProgressLine
     private let signals: SignalWatch?
-    /// Records given as values (`Source.records`), not yet handed out.
-    private var givenRecords: [JSON]
-    private var givenCount = 0
     /// Whether error envelopes count requests (`attempts`), as they do for tools that send.
     private let countsAttempts: Bool
     /// Lines held behind the head of ordered output beyond which no more records are read.
@@ -39,16 +36,23 @@ public final class EventLoop {
             throw .configuration("standard output is closed: the outcomes would be lost")
         }
         let fd: Int32
+        var given: [JSON]?
         switch source {
         case .lines(let descriptor):
             fd = descriptor
-            givenRecords = []
+            if let field = tool.primaryField, !arguments.positional.isEmpty {
+                // Each argument is a record of the primary field (contract §1).
+                given = arguments.positional.map { argument in
+                    let record = JSON.object()
+                    record.set(member: field, string: argument)
+                    return record
+                }
+            }
         case .records(let records):
             fd = -1
-            givenRecords = records
+            given = records
         }
-        input = RecordInput(fd: fd, arguments: arguments.positional,
-                            maxLine: arguments.integer(CommonOptions.maxLine, default: 1_048_576),
+        input = RecordInput(fd: fd, given: given, maxLine: arguments.integer(CommonOptions.maxLine, default: 1_048_576),
                             rawInput: arguments.isSet(CommonOptions.rawInput), tool: tool)
         output = OutputWriter(fd: outputFD)
         queue = OutcomeQueue(ordered: !arguments.isSet(CommonOptions.unordered), style: style, output: output)
@@ -57,12 +61,6 @@ public final class EventLoop {
         progress = ProgressLine(tool: tool.name, arguments: arguments)
         signals = watchesSignals ? SignalWatch() : nil
     }
-
-    private var inputEnded: Bool {
-        givenRecords.isEmpty && (givenCount > 0 || input.ended)
-    }
-
-    private var hasBufferedItem: Bool { !givenRecords.isEmpty || (givenCount == 0 && input.hasBufferedItem) }
 
     /// Whether another record may be taken in now.
     private var hasRoom: Bool {
@@ -84,9 +82,9 @@ public final class EventLoop {
                 break
             }
             let idle = engine?.isIdle ?? true
-            if idle && (inputEnded || interruption != nil) { break }
+            if idle && (input.ended || interruption != nil) { break }
             // Records already read wait for nothing once there is room.
-            if hasBufferedItem && hasRoom && interruption == nil { continue }
+            if input.hasBufferedItem && hasRoom && interruption == nil { continue }
             wait()
         }
         output.flush()
@@ -96,17 +94,9 @@ public final class EventLoop {
 
     /// Hands records to the tool while there is room and no signal waits.
     private func takeRecords(_ tool: RecordTool) {
-        while hasRoom && !output.isClosed && !(signals?.isPending ?? false), let item = nextItem() {
+        while hasRoom && !output.isClosed && !(signals?.isPending ?? false), let item = input.next() {
             take(item, tool)
         }
-    }
-
-    private func nextItem() -> InputItem? {
-        if !givenRecords.isEmpty {
-            givenCount += 1
-            return .record(Record(line: givenCount, fields: givenRecords.removeFirst()), text: nil)
-        }
-        return givenCount == 0 ? input.next() : nil
     }
 
     /// Makes a record's reply and starts it; once the run is interrupted, the
@@ -137,7 +127,7 @@ public final class EventLoop {
     private func interrupt(_ number: Int32) {
         if interruption == nil {
             interruption = number
-            while !output.isClosed, let item = nextItem() { take(item, nil) }
+            while !output.isClosed, let item = input.next() { take(item, nil) }
         }
         engine?.interrupt(number)
     }
@@ -150,8 +140,7 @@ public final class EventLoop {
         let tick = progress.isVisible || progress.mayAppear ? 250.0 : 60_000.0
         progress.show(done: engine?.succeeded ?? 0, failed: engine?.failed ?? 0, inFlight: engine?.inFlightCount ?? 0,
                       waitingUntil: engine?.rateLimitWaitEnd())
-        let wantsInput = givenCount == 0 && givenRecords.isEmpty && input.waitsForDescriptor && interruption == nil
-            && !input.hasBufferedItem && hasRoom
+        let wantsInput = input.waitsForDescriptor && interruption == nil && !input.hasBufferedItem && hasRoom
         // fd 1 with no events: poll still wakes for POLLERR or POLLHUP (a
         // reader that went away), which the loop checks after the wait.
         var descriptors = [pollfd(fd: output.fd, events: 0, revents: 0)]

@@ -9,42 +9,43 @@ enum InputItem {
 }
 
 /// Where records come from: the lines of a file descriptor (contract §1),
-/// or the positional arguments, each standing for the primary field.
+/// or records given instead (the positional arguments, `--me`).
 final class RecordInput {
     private let primaryField: String?
     private let toolName: String
     private let rawInput: Bool
     private let maxLine: Int
-    private let arguments: [String]
-    private var nextArgument = 0
+    /// Records given instead of input, and how many were handed out.
+    private let given: [JSON]?
+    private var nextGiven = 0
     private let reader: LineReader
     /// errno of a failed read of the input, or 0.
     var readError: Int32 { reader.readError }
 
-    /// Reads `fd`, unless `arguments` are given (they are the records then).
-    init(fd: Int32, arguments: [String], maxLine: Int, rawInput: Bool, tool: ToolDescription) {
+    /// Reads `fd`, unless records are `given`.
+    init(fd: Int32, given: [JSON]?, maxLine: Int, rawInput: Bool, tool: ToolDescription) {
         primaryField = tool.primaryField
         toolName = tool.name
         self.rawInput = rawInput
         self.maxLine = maxLine
-        self.arguments = arguments
+        self.given = given
         reader = LineReader(fd: fd, maxLine: maxLine)
     }
 
-    private var readsArguments: Bool { !arguments.isEmpty }
-
     /// Whether every record has been handed out.
     var ended: Bool {
-        readsArguments ? nextArgument >= arguments.count : reader.reachedEnd && !reader.hasBufferedLine
+        if let given { return nextGiven >= given.count }
+        return reader.reachedEnd && !reader.hasBufferedLine
     }
 
     /// Whether an item can be handed out without reading.
     var hasBufferedItem: Bool {
-        readsArguments ? nextArgument < arguments.count : reader.hasBufferedLine
+        if let given { return nextGiven < given.count }
+        return reader.hasBufferedLine
     }
 
     /// Whether the input is to be waited for (a descriptor not at its end).
-    var waitsForDescriptor: Bool { !readsArguments && !reader.reachedEnd }
+    var waitsForDescriptor: Bool { given == nil && !reader.reachedEnd }
 
     /// The descriptor read, for the loop's wait.
     var fd: Int32 { reader.fd }
@@ -60,12 +61,10 @@ final class RecordInput {
 
     /// The next item, or nil when more input is needed (or none is left).
     func next() -> InputItem? {
-        if readsArguments {
-            guard nextArgument < arguments.count, let field = primaryField else { return nil }
-            nextArgument += 1
-            let fields = JSON.object()
-            fields.set(member: field, string: arguments[nextArgument - 1])
-            return .record(Record(line: nextArgument, fields: fields), text: nil)
+        if let given {
+            guard nextGiven < given.count else { return nil }
+            nextGiven += 1
+            return .record(Record(line: nextGiven, fields: given[nextGiven - 1]), text: nil)
         }
         while let line = reader.nextLine() {
             if let item = item(line) { return item }

@@ -107,14 +107,13 @@ public enum Redaction {
             }
             return count
         }
-        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
         func redactValue() {
             output += "\"\(placeholder)\"".utf8
             secretValueNext = false
         }
         while index < count {
             let byte = line[index]
-            if secretValueNext && !isSpace(byte) {
+            if secretValueNext && !JSONScan.isWhitespace(byte) {
                 switch byte {
                 case 0x22:
                     index = stringEnd(index)
@@ -134,7 +133,7 @@ public enum Redaction {
                     secretValueNext = false
                     continue
                 default:
-                    while index < count, !isSpace(line[index]), ![0x2C, 0x7D, 0x5D].contains(line[index]) { index += 1 }
+                    while index < count, !JSONScan.isWhitespace(line[index]), ![0x2C, 0x7D, 0x5D].contains(line[index]) { index += 1 }
                 }
                 redactValue()
                 continue
@@ -143,7 +142,7 @@ public enum Redaction {
                 let end = stringEnd(index)
                 output += line[index..<end]
                 var after = end
-                while after < count && isSpace(line[after]) { after += 1 }
+                while after < count && JSONScan.isWhitespace(line[after]) { after += 1 }
                 // A key is followed by `:`; in a broken line perhaps directly by its value.
                 if after < count && (line[after] == 0x3A || line[after] == 0x22) && end > index + 1 && line[end - 1] == 0x22 {
                     let name = decodedKey(line[(index + 1)..<(end - 1)])

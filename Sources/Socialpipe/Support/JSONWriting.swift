@@ -104,7 +104,7 @@ extension ByteBuffer {
                 index = JSONScan.stringEnd(base, from: index + 1, count: count)
                 continue
             }
-            if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
+            if JSONScan.isWhitespace(byte) {
                 if index > runStart { append(UnsafeBufferPointer(start: base + runStart, count: index - runStart)) }
                 runStart = index + 1
             }
@@ -114,8 +114,14 @@ extension ByteBuffer {
     }
 }
 
-/// The byte scans JSON writing needs, eight bytes at a time.
+/// The byte scans JSON writing and reading need.
 public enum JSONScan {
+    /// JSON's whitespace between tokens (RFC 8259 §2).
+    @inlinable @inline(__always)
+    public static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+    }
+
     /// The index of the first byte from `index` on that a JSON string must
     /// escape (a control character, `"` or `\`), or `count` when there is none.
     @inlinable @inline(__always)

@@ -62,7 +62,7 @@ private struct Walker {
 
     func skipSpace(_ index: Int) -> Int {
         var index = index
-        while index < text.count, text[index] == 0x20 || text[index] == 0x0A || text[index] == 0x0D || text[index] == 0x09 {
+        while index < text.count, JSONScan.isWhitespace(text[index]) {
             index += 1
         }
         return index
@@ -92,7 +92,9 @@ private struct Walker {
             return text.count
         default:
             var position = index
-            while position < text.count, ![0x2C, 0x7D, 0x5D, 0x20, 0x0A, 0x0D, 0x09].contains(text[position]) { position += 1 }
+            while position < text.count, ![0x2C, 0x7D, 0x5D].contains(text[position]), !JSONScan.isWhitespace(text[position]) {
+                position += 1
+            }
             return position
         }
     }
@@ -148,7 +150,7 @@ private struct Checker {
     }
 
     mutating func skipSpace() {
-        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 {
+        while index < bytes.count, JSONScan.isWhitespace(bytes[index]) {
             index += 1
         }
     }
