@@ -262,10 +262,16 @@ func lineNumbers(_ output: [String]) -> [Int] {
 }
 
 /// Gathers up to three requests into one whose body lists their URLs; the
-/// answer holds one part per request.
+/// answer holds one part per request, as `parts` says (the default: the
+/// second part a 400, the others their index).
 final class ListBatching: Batching {
     var batches: [Int] = []
     var maximumBatch: Int { 3 }
+    /// The part for the `index`-th request of the `batch`-th batch (both from 0).
+    var parts: (_ batch: Int, _ index: Int) -> BatchSlot = { _, index in
+        index == 1 ? .response(HTTPResponse(status: 400, headers: [], body: []))
+                   : .response(HTTPResponse(status: 200, headers: [], body: Array("\"part \(index)\"".utf8)))
+    }
 
     func combine(_ requests: [RequestSpec]) -> RequestSpec {
         batches.append(requests.count)
@@ -273,11 +279,9 @@ final class ListBatching: Batching {
                            idempotent: false, rateLimitKey: "POST", service: service)
     }
 
-    func split(_ answer: Answer, count: Int) -> [Result<Answer, RecordError>] {
-        (0..<count).map { index in
-            index == 1 ? .failure(RecordError(.http, "part \(index) failed"))
-                       : .success(Answer(answer.response, body: ResponseBody(json: .string("part \(index)"))))
-        }
+    func split(_ answer: Answer, count: Int) -> [BatchSlot]? {
+        let batch = batches.count - 1
+        return (0..<count).map { parts(batch, $0) }
     }
 }
 
@@ -293,7 +297,113 @@ final class ListBatching: Batching {
         #expect(batching.batches == [3, 1])
         #expect(transport.sent.count == 2)
         #expect(lineNumbers(output) == [1, 2, 3, 4])
-        #expect(output[0].contains("\"got\":\"part 0\"") && output[1].contains("part 1 failed") && output[3].contains("part 0"))
+        #expect(output[0].contains("\"got\":\"part 0\"") && output[1].contains("HTTP 400") && output[3].contains("part 0"))
+    }
+
+    /// A part the API did not complete goes out once more, in a later batch;
+    /// not completed twice, its record fails and nothing else is touched.
+    @Test func aPartNotCompletedIsSentOnceMore() throws {
+        let tool = PagingTool()
+        tool.batchKey = "feed"
+        let batching = ListBatching()
+        batching.parts = { batch, index in
+            if batch == 0 && index != 2 || batch == 1 && index == 0 { return .notCompleted }
+            return .response(HTTPResponse(status: 200, headers: [], body: Array("\"b\(batch)p\(index)\"".utf8)))
+        }
+        let transport = ScriptedTransport { _, _ in (answer("{}"), 1) }
+        let (status, output) = try runLoop(tool, lines: ["\"a\"", "\"b\"", "\"c\""], options: ["-j", "1"],
+                                           transport: transport, batching: batching)
+        #expect(status == .recordFailed)
+        #expect(batching.batches == [3, 2])
+        #expect(lineNumbers(output) == [1, 2, 3])
+        #expect(output[0].contains("did not complete") && output[0].contains("\"attempts\":2"))
+        #expect(output[1].contains("\"got\":\"b1p1\""))
+        #expect(output[2].contains("\"got\":\"b0p2\""))
+    }
+
+    /// An answer that cannot be split may have applied any of the posts.
+    @Test func anUnreadableBatchAnswerLeavesEveryPostAmbiguous() throws {
+        final class Unreadable: Batching {
+            var maximumBatch: Int { 3 }
+            func combine(_ requests: [RequestSpec]) -> RequestSpec {
+                RequestSpec(method: "POST", url: "http://test.invalid/batch", idempotent: false, rateLimitKey: "POST", service: service)
+            }
+            func split(_ answer: Answer, count: Int) -> [BatchSlot]? { nil }
+        }
+        let tool = PostingTool()
+        tool.batchKey = "feed"
+        let transport = ScriptedTransport { _, _ in (answer("<html>"), 1) }
+        let (_, output) = try runLoop(tool, lines: ["\"a\"", "\"b\""], transport: transport, batching: Unreadable())
+        #expect(transport.sent.count == 1)
+        #expect(output.count == 2 && output.allSatisfy { $0.contains("\"kind\":\"ambiguous\"") })
+    }
+}
+
+/// Answers as `answers` says by URL, and spaces requests while `spacing` is set.
+final class ThrottlingService: APIService {
+    var spacing: Double?
+    func readRateLimits(_ response: HTTPResponse, into state: inout RateLimitState) { state.spacing = spacing }
+    func classify(_ response: HTTPResponse, body: ResponseBody) -> ResponseClass {
+        response.status == 400 ? .throttled(RecordError(.rateLimit, "throttled", status: 400, code: "32")) : .success
+    }
+}
+
+/// One POST per record to `/<name>`, with the service given.
+final class PostingTool: RecordTool {
+    var service: APIService = PlainService()
+    var batchKey: String?
+    func start(_ record: Record, reply: Reply) -> Job? {
+        final class PostJob: Job {
+            let reply: Reply
+            let spec: RequestSpec
+            init(reply: Reply, spec: RequestSpec) {
+                self.reply = reply
+                self.spec = spec
+            }
+            func begin() -> JobStep { .send(spec) }
+            func received(_ answer: Answer) -> JobStep {
+                reply.succeed(answer.json ?? .null)
+                return .done
+            }
+        }
+        let name = (try? record.string("name")) ?? nil ?? "?"
+        var spec = RequestSpec(method: "POST", url: "http://test.invalid/\(name)", idempotent: false,
+                               rateLimitKey: "token", service: service)
+        spec.batchKey = batchKey
+        return PostJob(reply: reply, spec: spec)
+    }
+}
+
+@Suite struct ThrottlingTests {
+    /// Once waiting for a throttled token gives out, later records on it
+    /// fail without another request (never hammer a throttled token).
+    @Test func aTokenThrottledBeyondPatienceSendsNothingMore() throws {
+        let tool = PostingTool()
+        tool.service = ThrottlingService()
+        let transport = ScriptedTransport { request, _ in
+            (answer("{}", status: request.url.hasSuffix("/a") ? 400 : 200), 1)
+        }
+        let (status, output) = try runLoop(tool, lines: ["\"a\"", "\"b\"", "\"c\""], options: ["-j", "1", "--retries", "0"],
+                                           transport: transport)
+        #expect(status == .recordFailed)
+        #expect(transport.sent.count == 1)
+        #expect(output.count == 3 && output.allSatisfy { $0.contains("\"kind\":\"rate_limit\"") })
+        #expect(output[1].contains("not sent") && output[1].contains("\"attempts\":0"))
+    }
+
+    /// While usage runs high, requests on the token go out spaced apart.
+    @Test func highUsageSpacesRequests() throws {
+        let tool = PostingTool()
+        let throttling = ThrottlingService()
+        throttling.spacing = 0.2
+        tool.service = throttling
+        let transport = ScriptedTransport { _, _ in (answer("{}"), 1) }
+        let start = Clock.monotonic()
+        // One at a time: each answer reports the usage that spaces the next.
+        let (status, _) = try runLoop(tool, lines: ["\"a\"", "\"b\"", "\"c\""], options: ["-j", "1"], transport: transport)
+        #expect(status == .success)
+        #expect(transport.sent.count == 3)
+        #expect(Clock.monotonic() - start >= 0.4)
     }
 }
 

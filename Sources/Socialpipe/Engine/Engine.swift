@@ -40,6 +40,8 @@ public final class Engine {
         /// For a batch: the requests it carries, in order.
         var members: [Exchange] = []
         var attempts = 0
+        /// Times a batch answered this request with "not completed".
+        var notCompleted = 0
         /// Not to be sent before this monotonic time (backoff).
         var notBefore = 0.0
         var request: HTTPRequest?
@@ -62,6 +64,13 @@ public final class Engine {
     /// Answers kept for the run, by sharing key.
     private var kept: [String: Result<Answer, RecordError>] = [:]
     private var buckets: [String: RateLimitState] = [:]
+    /// Rate-limit keys whose throttling outlasted the engine's patience:
+    /// their later requests fail without being sent.
+    private var gaveUp: Set<String> = []
+    /// When the last request of each rate-limit key went out (monotonic).
+    private var lastSent: [String: Double] = [:]
+    /// What the loop knows of its input, for gathering batches.
+    var input = InputState()
     private var nextID = 0
     private var nextOrder = 0
     /// Whether a job ended since the held ones were last asked.
@@ -91,8 +100,27 @@ public final class Engine {
                                            caFile: caFile, userAgent: "socialpipe/\(socialpipeVersion) (\(tool.name))")
     }
 
-    /// How many records may be read ahead of the ones finished.
-    var window: Int { max(parallel * 4, 16) }
+    /// How many records may be read ahead of the ones finished: with
+    /// batches, enough to fill one for each request in flight and the next.
+    var window: Int { max(parallel * 4, 16, (batching?.maximumBatch ?? 0) * (parallel + 1)) }
+
+    /// The state of the input, as far as batches care.
+    struct InputState {
+        /// No more records will come.
+        var ended = false
+        /// No more records are taken in until some finish.
+        var full = false
+        /// When the last record was taken in (monotonic seconds).
+        var lastRecordAt = 0.0
+    }
+
+    /// How long input may pause before a batch that is not full goes out.
+    static let inputPause = 0.05
+
+    /// Whether a batch that is not full should wait for more records.
+    private func batchMayGrow(now: Double) -> Bool {
+        interruption == nil && !input.ended && !input.full && now < input.lastRecordAt + Self.inputPause
+    }
 
     /// Requests in flight, for the progress line.
     var inFlightCount: Int { inFlight.count }
@@ -240,6 +268,12 @@ public final class Engine {
                 continue
             }
             let state = buckets[key] ?? RateLimitState()
+            if gaveUp.contains(key) {
+                ready.remove(at: index)
+                failExchange(exchange, RecordError(.rateLimit, "not sent: these credentials were throttled earlier in this run "
+                                                   + "and waiting gave out"))
+                continue
+            }
             if let until = state.capExhaustedUntil(wallNow) {
                 ready.remove(at: index)
                 failExchange(exchange, rateLimitError(until: until, status: nil, message: "24-hour limit exhausted"))
@@ -256,26 +290,52 @@ public final class Engine {
                 index += 1
                 continue
             }
-            if exchange.notBefore > now {
+            if exchange.notBefore > now || nextAllowed(key, state) > now {
                 // Keep order within an endpoint: later requests wait behind this one.
                 heldKeys.insert(key)
                 index += 1
                 continue
             }
+            if waitsForCompanions(exchange, from: index + 1, now: now) {
+                index += 1
+                continue
+            }
             ready.remove(at: index)
-            send(batched(exchange, from: index))
+            send(batched(exchange, from: index, now: now))
         }
     }
 
+    /// The earliest time the next request of `key` may go, given the spacing
+    /// its API asks for while usage is high.
+    private func nextAllowed(_ key: String, _ state: RateLimitState) -> Double {
+        guard let spacing = state.spacing, let last = lastSent[key] else { return 0 }
+        return last + spacing
+    }
+
+    /// Whether `exchange` could lead a batch that is not yet full and more
+    /// records may still come to fill it.
+    private func waitsForCompanions(_ exchange: Exchange, from index: Int, now: Double) -> Bool {
+        guard let batching, let batchKey = exchange.spec.batchKey, exchange.members.isEmpty, batchMayGrow(now: now) else {
+            return false
+        }
+        var gathered = 1
+        for candidate in ready[index...] where candidate.spec.batchKey == batchKey && candidate.members.isEmpty
+            && candidate.notBefore <= now {
+            gathered += 1
+            if gathered >= batching.maximumBatch { return false }
+        }
+        return true
+    }
+
     /// `exchange`, or a batch of it and the ready requests after `index`
-    /// that may travel with it.
-    private func batched(_ exchange: Exchange, from index: Int) -> Exchange {
+    /// that may travel with it (not those waiting out a backoff).
+    private func batched(_ exchange: Exchange, from index: Int, now: Double) -> Exchange {
         guard let batching, let batchKey = exchange.spec.batchKey, exchange.members.isEmpty else { return exchange }
         var members = [exchange]
         var position = index
         while position < ready.count && members.count < batching.maximumBatch {
             let candidate = ready[position]
-            if candidate.spec.batchKey == batchKey && candidate.members.isEmpty && candidate.attempts == 0 {
+            if candidate.spec.batchKey == batchKey && candidate.members.isEmpty && candidate.notBefore <= now {
                 members.append(ready.remove(at: position))
             } else {
                 position += 1
@@ -309,9 +369,11 @@ public final class Engine {
             return
         }
         exchange.attempts += 1
+        for member in exchange.members { member.attempts += 1 }
         for tracked in exchange.allJobs { tracked.attempts += 1 }
         exchange.request = request
         inFlight[id] = exchange
+        lastSent[exchange.spec.rateLimitKey] = Clock.monotonic()
         if verbose { Diagnostics.say("\(request.method) \(Redaction.redactedURL(request.url))") }
     }
 
@@ -323,7 +385,8 @@ public final class Engine {
             let time = Int(elapsed * 1000)
             switch outcome {
             case .response(let response):
-                Diagnostics.say("\(response.status) \(request.method) \(Redaction.redactedURL(request.url)) (\(time) ms)")
+                let detail = exchange.spec.service.verboseDetail(response).map { " " + $0 } ?? ""
+                Diagnostics.say("\(response.status) \(request.method) \(Redaction.redactedURL(request.url)) (\(time) ms)\(detail)")
             case .failure(let message, _, _, _):
                 Diagnostics.say("failed \(request.method) \(Redaction.redactedURL(request.url)): \(message) (\(time) ms)")
             }
@@ -339,19 +402,26 @@ public final class Engine {
                 failExchange(exchange, RecordError(.network, message))
             }
         case .response(let response):
-            let key = exchange.spec.rateLimitKey
-            exchange.spec.service.readRateLimits(response, into: &buckets[key, default: RateLimitState()])
-            let body = ResponseBody(response.body)
-            switch exchange.spec.service.classify(response, body: body) {
-            case .success:
-                answered(exchange, .success(Answer(response, body: body)))
-            case .failure(let error):
-                failExchange(exchange, error)
-            case .transient(let error):
-                serverFailed(exchange, response, error)
-            case .rateLimited(let error, let capped):
-                rateLimited(exchange, response, error, capped: capped)
-            }
+            judge(response, to: exchange)
+        }
+    }
+
+    /// What `response` means for `exchange`, as its API's service sees it.
+    private func judge(_ response: HTTPResponse, to exchange: Exchange) {
+        let key = exchange.spec.rateLimitKey
+        exchange.spec.service.readRateLimits(response, into: &buckets[key, default: RateLimitState()])
+        let body = ResponseBody(response.body)
+        switch exchange.spec.service.classify(response, body: body) {
+        case .success:
+            answered(exchange, .success(Answer(response, body: body)))
+        case .failure(let error):
+            failExchange(exchange, error)
+        case .transient(let error):
+            serverFailed(exchange, response, error)
+        case .rateLimited(let error, let capped):
+            rateLimited(exchange, response, error, capped: capped, stopsCredentials: false)
+        case .throttled(let error):
+            rateLimited(exchange, response, error, capped: false, stopsCredentials: true)
         }
     }
 
@@ -362,11 +432,7 @@ public final class Engine {
             if sharing.keepAnswer { kept[sharing.key] = result }
         }
         if !exchange.members.isEmpty, let batching, case .success(let answer) = result {
-            let parts = batching.split(answer, count: exchange.members.count)
-            for (index, member) in exchange.members.enumerated() {
-                answered(member, index < parts.count ? parts[index]
-                         : .failure(RecordError(.http, "the batch's answer has no part for this request", status: answer.status)))
-            }
+            split(answer, of: exchange, with: batching)
             return
         }
         if !exchange.members.isEmpty {
@@ -378,6 +444,44 @@ public final class Engine {
 
     private func failExchange(_ exchange: Exchange, _ error: RecordError) {
         answered(exchange, .failure(error))
+    }
+
+    /// Each request of a batch gets its own part of the answer, judged as if
+    /// it had come alone. A part the API did not complete goes out once more
+    /// in a later batch; an answer that cannot be read may have applied any
+    /// of the requests.
+    private func split(_ answer: Answer, of batch: Exchange, with batching: Batching) {
+        guard let slots = batching.split(answer, count: batch.members.count) else {
+            for member in batch.members {
+                failExchange(member, unreadable(member, status: answer.status, "the batch's answer could not be read"))
+            }
+            return
+        }
+        for (index, member) in batch.members.enumerated() {
+            guard index < slots.count else {
+                failExchange(member, unreadable(member, status: answer.status, "the batch's answer has no part for this request"))
+                continue
+            }
+            switch slots[index] {
+            case .response(let response):
+                judge(response, to: member)
+            case .notCompleted:
+                member.notCompleted += 1
+                if member.notCompleted > 1 || interruption != nil {
+                    failExchange(member, RecordError(.http, "the API did not complete this request in two batches; it was not applied",
+                                                     status: answer.status))
+                } else {
+                    member.notBefore = 0
+                    queue(member)
+                }
+            }
+        }
+    }
+
+    /// The error of a request whose answer cannot be read: a post may have been applied.
+    private func unreadable(_ exchange: Exchange, status: Int, _ message: String) -> RecordError {
+        exchange.spec.idempotent ? RecordError(.http, message, status: status)
+            : RecordError(.ambiguous, message + "; the request may or may not have been applied", status: status)
     }
 
     private func serverFailed(_ exchange: Exchange, _ response: HTTPResponse, _ error: RecordError) {
@@ -392,9 +496,13 @@ public final class Engine {
     }
 
     /// A throttled request was not applied, so even a post may go again.
-    private func rateLimited(_ exchange: Exchange, _ response: HTTPResponse, _ error: RecordError, capped: Bool) {
+    /// `stopsCredentials`: once waiting gives out, later requests on the same
+    /// credentials fail without being sent.
+    private func rateLimited(_ exchange: Exchange, _ response: HTTPResponse, _ error: RecordError, capped: Bool,
+                             stopsCredentials: Bool) {
         let now = Clock.wall()
-        let state = buckets[exchange.spec.rateLimitKey] ?? RateLimitState()
+        let key = exchange.spec.rateLimitKey
+        let state = buckets[key] ?? RateLimitState()
         if capped {
             failExchange(exchange, error)
         } else if let until = state.capExhaustedUntil(now) {
@@ -414,6 +522,7 @@ public final class Engine {
                 retryLater(exchange, after: retryAfter)
             }
         } else {
+            if stopsCredentials { gaveUp.insert(key) }
             failExchange(exchange, error)
         }
     }
@@ -510,11 +619,16 @@ public final class Engine {
             let now = Clock.monotonic()
             let wallNow = Clock.wall()
             for exchange in ready {
-                if let until = buckets[exchange.spec.rateLimitKey]?.windowExhaustedUntil(wallNow) {
+                let key = exchange.spec.rateLimitKey
+                let state = buckets[key] ?? RateLimitState()
+                if let until = state.windowExhaustedUntil(wallNow) {
                     wait = min(wait, (until - wallNow) * 1000)
                 } else {
-                    wait = min(wait, (exchange.notBefore - now) * 1000)
+                    wait = min(wait, (max(exchange.notBefore, nextAllowed(key, state)) - now) * 1000)
                 }
+            }
+            if batching != nil && batchMayGrow(now: now) && ready.contains(where: { $0.spec.batchKey != nil }) {
+                wait = min(wait, (input.lastRecordAt + Self.inputPause - now) * 1000)
             }
         }
         // Rounded up: a sleep rounded down to 0 ms would spin until the deadline.

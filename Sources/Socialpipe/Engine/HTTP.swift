@@ -178,6 +178,12 @@ public protocol APIService: AnyObject {
     func readRateLimits(_ response: HTTPResponse, into state: inout RateLimitState)
     /// What `response` means; its body is parsed only if the service reads it.
     func classify(_ response: HTTPResponse, body: ResponseBody) -> ResponseClass
+    /// What `--verbose` adds to a response's line (Graph: the API version served).
+    func verboseDetail(_ response: HTTPResponse) -> String?
+}
+
+extension APIService {
+    public func verboseDetail(_ response: HTTPResponse) -> String? { nil }
 }
 
 /// An API's verdict on a response.
@@ -192,16 +198,31 @@ public enum ResponseClass {
     /// Throttled: the request was not applied. `capped` when waiting for the
     /// window's reset does not help (a usage cap).
     case rateLimited(RecordError, capped: Bool)
+    /// The credentials are throttled as a whole (Graph): the request was not
+    /// applied; the engine waits as the rate-limit state says, else backs
+    /// off, and once it gives up, later requests on the same credentials
+    /// fail without being sent.
+    case throttled(RecordError)
 }
 
 /// Gathers several jobs' requests into one and splits its answer (a Graph
-/// batch): the hook fb-feed uses.
+/// batch): the hook fb-feed uses. A batch goes out when it is full, when
+/// input pauses, or at its end.
 public protocol Batching: AnyObject {
     /// The most requests one batch carries.
     var maximumBatch: Int { get }
     /// One request carrying `requests`, which share a `batchKey`.
     func combine(_ requests: [RequestSpec]) -> RequestSpec
-    /// The answer to each of the `count` combined requests, in order:
-    /// an `Answer` for a success, else the error that ends its job.
-    func split(_ answer: Answer, count: Int) -> [Result<Answer, RecordError>]
+    /// The part of a successful batch answer for each of the `count`
+    /// combined requests, in order; nil when the answer cannot be read.
+    func split(_ answer: Answer, count: Int) -> [BatchSlot]?
+}
+
+/// One combined request's part of a batch answer.
+public enum BatchSlot {
+    /// Its own response, judged by its service like any other.
+    case response(HTTPResponse)
+    /// The API did not complete it (Graph's `null`): nothing was applied,
+    /// and it may be sent once more.
+    case notCompleted
 }

@@ -1,6 +1,7 @@
 /// What an API's rate-limit headers say about one endpoint and credential:
-/// a short window (X's 15 minutes) and a long cap (X's 24 hours). Filled by
-/// the API's `APIService`; a missing header means unknown, never zero.
+/// a short window (X's 15 minutes; Graph's time to regain access) and a long
+/// cap (X's 24 hours). Filled by the API's `APIService`; a missing header
+/// means unknown, never zero.
 public struct RateLimitState: Sendable {
     /// Requests left in the current window, and when it resets (epoch seconds).
     public var remaining: Int?
@@ -8,6 +9,9 @@ public struct RateLimitState: Sendable {
     /// Requests left under the long cap, and when it resets.
     public var capRemaining: Int?
     public var capReset: Double?
+    /// The least time between two requests (seconds) while usage runs close
+    /// to the limit (Graph above 90 %); nil when requests need no spacing.
+    public var spacing: Double?
 
     public init() {}
 

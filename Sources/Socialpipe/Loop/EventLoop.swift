@@ -76,7 +76,11 @@ public final class EventLoop {
                 engine?.abandon()
                 break
             }
-            engine?.advance()
+            if let engine {
+                engine.input.ended = input.ended || interruption != nil
+                engine.input.full = !hasRoom
+                engine.advance()
+            }
             if output.isClosed {
                 engine?.abandon()
                 break
@@ -96,6 +100,7 @@ public final class EventLoop {
     private func takeRecords(_ tool: RecordTool) {
         while hasRoom && !output.isClosed && !(signals?.isPending ?? false), let item = input.next() {
             take(item, tool)
+            engine?.input.lastRecordAt = Clock.monotonic()
         }
     }
 
