@@ -107,3 +107,55 @@ public enum Environment {
         value(name).flatMap { $0.isEmpty ? nil : $0 }
     }
 }
+
+/// One service's credentials for a record (contract §4): the record's
+/// `profile`, else the environment, else the selected profile of the file.
+/// Settled once; each service says how its variables and section read.
+public final class CredentialSource<Credentials> {
+    private let store: CredentialStore
+    /// The service's section of a profile (`twitter`, `facebook`).
+    private let section: String
+    /// The credentials in a profile's section, when it has them.
+    private let readProfile: (_ section: JSON, _ name: String) -> Credentials?
+    private let fromEnvironment: Credentials?
+    private let fromSelectedProfile: Credentials?
+
+    public init(_ store: CredentialStore, section: String, environment: Credentials?,
+                profile readProfile: @escaping (_ section: JSON, _ name: String) -> Credentials?) {
+        self.store = store
+        self.section = section
+        self.readProfile = readProfile
+        fromEnvironment = environment
+        fromSelectedProfile = store.selectedProfile.flatMap { name in
+            store.section(section, of: name).flatMap { readProfile($0, name) }
+        }
+    }
+
+    private func profile(_ name: String) -> Credentials? {
+        store.section(section, of: name).flatMap { readProfile($0, name) }
+    }
+
+    /// The credentials for a record whose `profile` field is `recordProfile`
+    /// (nil when it has none). An unknown profile, or one without this
+    /// service's credentials, is an `auth` error; none anywhere is nil.
+    public func credentials(recordProfile: String?) throws(RecordError) -> Credentials? {
+        if let recordProfile {
+            guard store.hasProfile(recordProfile) else { throw RecordError(.auth, store.unknownProfile(recordProfile)) }
+            guard let found = profile(recordProfile) else {
+                throw RecordError(.auth, "profile \"\(recordProfile)\" has no \(section) credentials")
+            }
+            return found
+        }
+        return fromEnvironment ?? fromSelectedProfile
+    }
+
+    /// Whether any record could find credentials: in the environment, the
+    /// selected profile, or another profile a record may name. When none can,
+    /// a tool that needs them stops with exit 3 before reading (contract §3).
+    public var mayHaveCredentials: Bool {
+        fromEnvironment != nil || fromSelectedProfile != nil || store.profileNames.contains { profile($0) != nil }
+    }
+
+    /// The credentials records get when they name no profile.
+    public var defaults: Credentials? { fromEnvironment ?? fromSelectedProfile }
+}

@@ -133,6 +133,14 @@ public struct JSON {
     /// The value of an integer.
     public var integer: Int64? { JSONView(raw: raw).integer }
 
+    /// The value of a number, integer or real.
+    public var number: Double? {
+        switch raw.pointee.type {
+        case JSON_INTEGER, JSON_REAL: return json_number_value(raw)
+        default: return nil
+        }
+    }
+
     /// The value of `true` or `false`.
     public var bool: Bool? { JSONView(raw: raw).bool }
 

@@ -41,51 +41,23 @@ public struct TwitterCredentials: Sendable {
                                                 "bearer_token"]]
 }
 
-/// The X credentials a record gets (contract §4): its `profile`, else the
-/// environment, else the selected profile of the file. Settled once.
-public final class TwitterCredentialSource {
-    private let store: CredentialStore
-    private let fromEnvironment: TwitterCredentials?
-    private let fromSelectedProfile: TwitterCredentials?
+/// The X credentials a record gets.
+public typealias TwitterCredentialSource = CredentialSource<TwitterCredentials>
 
-    public init(_ store: CredentialStore) {
-        self.store = store
+extension CredentialSource where Credentials == TwitterCredentials {
+    /// `TW_*` variables, or a profile's `twitter` section.
+    public convenience init(_ store: CredentialStore) {
         let environment = TwitterCredentials(
             consumerKey: Environment.value("TW_CONSUMER_KEY"), consumerSecret: Environment.value("TW_CONSUMER_SECRET"),
             accessToken: Environment.value("TW_ACCESS_TOKEN"), accessTokenSecret: Environment.value("TW_ACCESS_TOKEN_SECRET"),
             bearerToken: Environment.value("TW_BEARER_TOKEN"), origin: TwitterCredentials.environmentOrigin)
-        fromEnvironment = environment.isPresent ? environment : nil
-        fromSelectedProfile = store.selectedProfile.flatMap { Self.profile($0, in: store) }
-    }
-
-    private static func profile(_ name: String, in store: CredentialStore) -> TwitterCredentials? {
-        guard let section = store.section("twitter", of: name) else { return nil }
-        let found = TwitterCredentials(
-            consumerKey: section["consumer_key"]?.string, consumerSecret: section["consumer_secret"]?.string,
-            accessToken: section["access_token"]?.string, accessTokenSecret: section["access_token_secret"]?.string,
-            bearerToken: section["bearer_token"]?.string, origin: "profile \"\(name)\"")
-        return found.isPresent ? found : nil
-    }
-
-    /// X credentials for a record whose `profile` field is `recordProfile`
-    /// (nil when it has none). An unknown profile, or one without X
-    /// credentials, is an `auth` error; no credentials anywhere is nil.
-    public func credentials(recordProfile: String?) throws(RecordError) -> TwitterCredentials? {
-        if let recordProfile {
-            guard store.hasProfile(recordProfile) else { throw RecordError(.auth, store.unknownProfile(recordProfile)) }
-            guard let found = Self.profile(recordProfile, in: store) else {
-                throw RecordError(.auth, "profile \"\(recordProfile)\" has no twitter credentials")
-            }
-            return found
+        self.init(store, section: "twitter", environment: environment.isPresent ? environment : nil) { section, name in
+            let found = TwitterCredentials(
+                consumerKey: section["consumer_key"]?.string, consumerSecret: section["consumer_secret"]?.string,
+                accessToken: section["access_token"]?.string, accessTokenSecret: section["access_token_secret"]?.string,
+                bearerToken: section["bearer_token"]?.string, origin: "profile \"\(name)\"")
+            return found.isPresent ? found : nil
         }
-        return fromEnvironment ?? fromSelectedProfile
-    }
-
-    /// Whether any record could find X credentials: in the environment, the
-    /// selected profile, or another profile a record may name. When none can,
-    /// a tool that needs them stops with exit 3 before reading (contract §3).
-    public var mayHaveCredentials: Bool {
-        fromEnvironment != nil || fromSelectedProfile != nil || store.profileNames.contains { Self.profile($0, in: store) != nil }
     }
 
     /// The configuration error for a tool that cannot find X credentials anywhere.
