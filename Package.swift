@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "oauth-sign", targets: ["oauth-sign"]),
         .executable(name: "tw-post", targets: ["tw-post"]),
         .executable(name: "tw-friends", targets: ["tw-friends"]),
+        .executable(name: "fb-feed", targets: ["fb-feed"]),
     ],
     targets: [
         // libcurl is linked by the tools that transfer (see CCurl/shim.h), not
@@ -28,6 +29,8 @@ let package = Package(
         .executableTarget(name: "tw-post", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),
         .executableTarget(name: "tw-friends", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
+                          linkerSettings: [.linkedLibrary("curl")]),
+        .executableTarget(name: "fb-feed", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),
         .testTarget(name: "SocialpipeTests", dependencies: ["Socialpipe"]),
     ]

@@ -1,0 +1,59 @@
+/// Graph batch requests (graph-api.md §9): up to 50 requests travel as one
+/// `POST /` whose form field `batch` lists them; the token and proof are
+/// the outer request's, so no `relative_url` carries a token. The answer is
+/// an array in request order, each part `{code, body}` with the body as
+/// JSON text, or `null` for a part the API did not complete.
+public final class GraphBatching: Batching {
+    public let maximumBatch: Int
+    private let setup: GraphSetup
+
+    /// The most Graph accepts in one batch.
+    public static let largest = 50
+
+    public init(setup: GraphSetup, maximumBatch: Int) {
+        self.setup = setup
+        self.maximumBatch = min(maximumBatch, Self.largest)
+    }
+
+    /// The batch key of requests that may share a batch: the same credentials.
+    public static func key(for authorizer: GraphAuthorizer) -> String { "graph " + authorizer.identity }
+
+    public func combine(_ requests: [RequestSpec]) -> RequestSpec {
+        let items = JSON.array()
+        for request in requests {
+            let item = JSON.object()
+            item.set("method", string: request.method)
+            var path = request.url
+            if path.hasPrefix(setup.versionRoot + "/") { path.removeFirst(setup.versionRoot.count + 1) }
+            item.set("relative_url", string: path)
+            if let body = request.body { item.set("body", string: String(decoding: body, as: UTF8.self)) }
+            items.append(item)
+        }
+        let first = requests[0]
+        let form = [Parameter("batch", items.dumped()), Parameter("include_headers", "false")]
+        return RequestSpec(method: "POST", url: setup.versionRoot + "/",
+                           headers: ["Accept: application/json", "Content-Type: application/x-www-form-urlencoded"],
+                           body: PercentEncoding.formEncoded(form), idempotent: requests.allSatisfy(\.idempotent),
+                           rateLimitKey: first.rateLimitKey, service: first.service, authorizer: first.authorizer)
+    }
+
+    public func split(_ answer: Answer, count: Int) -> [BatchSlot]? {
+        guard let parts = answer.json, parts.kind == .array else { return nil }
+        var slots: [BatchSlot] = []
+        for part in parts.elements {
+            if part.isNull {
+                slots.append(.notCompleted)
+                continue
+            }
+            guard let status = part["code"]?.integer, let body = part["body"]?.string else { return nil }
+            var headers: [(name: String, value: String)] = []
+            for header in part["headers"]?.elements ?? [] {
+                if let name = header["name"]?.string, let value = header["value"]?.string {
+                    headers.append((name.lowercased(), value))
+                }
+            }
+            slots.append(.response(HTTPResponse(status: Int(status), headers: headers, body: Array(body.utf8))))
+        }
+        return slots
+    }
+}

@@ -1,0 +1,44 @@
+/// Facebook credentials from one source (contract §4): an access token,
+/// and the app's secret (for `appsecret_proof`) and id when given.
+public struct FacebookCredentials: Sendable {
+    public var accessToken: String
+    public var appSecret: String?
+    public var appID: String?
+    /// Where they came from, for messages: `the environment` or `profile "work"`.
+    public var origin: String
+
+    public init(accessToken: String, appSecret: String? = nil, appID: String? = nil, origin: String) {
+        self.accessToken = accessToken
+        self.appSecret = appSecret
+        self.appID = appID
+        self.origin = origin
+    }
+
+    /// The fields of a profile's `facebook` section that must be strings (checked at start).
+    public static let fileFields = ["facebook": ["access_token", "app_secret", "app_id", "token_type"]]
+}
+
+/// The Facebook credentials a record gets.
+public typealias FacebookCredentialSource = CredentialSource<FacebookCredentials>
+
+extension CredentialSource where Credentials == FacebookCredentials {
+    /// `FB_ACCESS_TOKEN` (with `FB_APP_SECRET` and `FB_APP_ID`), or a
+    /// profile's `facebook` section; a source without a token has none.
+    public convenience init(_ store: CredentialStore) {
+        let environment = Environment.nonEmpty("FB_ACCESS_TOKEN").map {
+            FacebookCredentials(accessToken: $0, appSecret: Environment.nonEmpty("FB_APP_SECRET"),
+                                appID: Environment.nonEmpty("FB_APP_ID"), origin: "the environment")
+        }
+        self.init(store, section: "facebook", environment: environment) { section, name in
+            guard let token = section["access_token"]?.string, !token.isEmpty else { return nil }
+            return FacebookCredentials(accessToken: token, appSecret: section["app_secret"]?.string,
+                                       appID: section["app_id"]?.string, origin: "profile \"\(name)\"")
+        }
+    }
+
+    /// The configuration error for a tool that cannot find a Facebook token anywhere.
+    public static func missingEverywhere(_ tool: String) -> StartupError {
+        .configuration("no Facebook credentials: set FB_ACCESS_TOKEN (and FB_APP_SECRET for appsecret_proof), "
+            + "or give a credentials file with a facebook section (see \(tool)(1))")
+    }
+}

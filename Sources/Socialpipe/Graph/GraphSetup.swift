@@ -1,0 +1,57 @@
+/// What every Facebook tool settles before reading its first record: where
+/// the API is, which version it speaks, and whose token authorizes. Usage
+/// errors (a bad API base or version) come before configuration errors (no
+/// credentials), as contract §3 orders them.
+public struct GraphSetup {
+    /// The API base and version, without a trailing `/`: `https://graph.facebook.com/v27.0`.
+    public let versionRoot: String
+    public let credentials: FacebookCredentialSource
+    public let service = GraphService()
+    public let crypto = Crypto()
+
+    /// The `--api-base` help every Facebook tool shows.
+    public static let apiBaseHelp = "Graph API base URL (default $FB_API_BASE, else https://graph.facebook.com)"
+    /// `--graph-version`, which every Facebook tool has.
+    public static let versionOption = OptionSpec("graph-version", value: "vNN.0",
+                                                 help: "Graph API version (default $FB_GRAPH_VERSION, else v27.0)")
+    static let defaultVersion = "v27.0"
+
+    public init(arguments: ParsedArguments, tool: ToolDescription) throws(StartupError) {
+        let apiBase = try APIBase.resolve(option: arguments.value(CommonOptions.apiBase(help: Self.apiBaseHelp)),
+                                          environmentVariable: "FB_API_BASE", fallback: "https://graph.facebook.com")
+        let option = arguments.value(Self.versionOption)
+        let version = option ?? Environment.nonEmpty("FB_GRAPH_VERSION") ?? Self.defaultVersion
+        if !Self.isVersion(version) {
+            throw .usage("\(option != nil ? "--graph-version" : "FB_GRAPH_VERSION"): expected a version like v27.0, got \"\(version)\"")
+        }
+        versionRoot = apiBase + "/" + version
+        credentials = FacebookCredentialSource(try CredentialStore.load(arguments, stringFields: FacebookCredentials.fileFields))
+        if !credentials.mayHaveCredentials && !arguments.isSet(CommonOptions.dryRun) {
+            throw FacebookCredentialSource.missingEverywhere(tool.name)
+        }
+    }
+
+    /// `vNN.0`: every Graph version since v2.x is numbered so (graph-api.md §1).
+    static func isVersion(_ text: String) -> Bool {
+        guard text.hasPrefix("v"), text.hasSuffix(".0") else { return false }
+        let digits = text.utf8.dropFirst().dropLast(2)
+        return (1...3).contains(digits.count) && digits.allSatisfy { (0x30...0x39).contains($0) }
+    }
+
+    /// The authorizer for a record's credentials (`profile`, else the defaults).
+    public func authorizer(for record: Record) throws(RecordError) -> GraphAuthorizer {
+        try GraphAuthorizer(credentials.credentials(recordProfile: try record.string("profile")), crypto: crypto)
+    }
+
+    /// A request to `path` under the version root (`/me/permissions`),
+    /// authorized by `authorizer`; `form` makes a form-encoded body.
+    public func request(_ method: String, _ path: String, form: [Parameter]? = nil,
+                        authorizer: GraphAuthorizer) -> RequestSpec {
+        var headers = ["Accept: application/json"]
+        if form != nil { headers.append("Content-Type: application/x-www-form-urlencoded") }
+        // Graph's limits are per token (app, user or Page), whatever the endpoint.
+        return RequestSpec(method: method, url: versionRoot + path, headers: headers,
+                           body: form.map(PercentEncoding.formEncoded), idempotent: method == "GET",
+                           rateLimitKey: "graph " + authorizer.identity, service: service, authorizer: authorizer)
+    }
+}

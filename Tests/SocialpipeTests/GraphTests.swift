@@ -1,0 +1,134 @@
+import Glibc
+@testable import Socialpipe
+import Testing
+
+// The Graph API's pieces that need no network: proofs, error classes, usage
+// headers, batches, and the times fb-feed schedules.
+
+func graphResponse(_ status: Int, _ body: String, headers: [(String, String)] = []) -> (HTTPResponse, ResponseBody) {
+    let response = HTTPResponse(status: status, headers: headers.map { (name: $0.0, value: $0.1) }, body: Array(body.utf8))
+    return (response, ResponseBody(response.body))
+}
+
+func graphError(_ code: Int, subcode: Int? = nil, message: String = "m", transient: Bool = false, status: Int = 400) -> ResponseClass {
+    let sub = subcode.map { ",\"error_subcode\":\($0)" } ?? ""
+    let (response, body) = graphResponse(status, """
+        {"error":{"message":"\(message)","type":"OAuthException","code":\(code)\(sub),"is_transient":\(transient),"fbtrace_id":"T1"}}
+        """)
+    return GraphService().classify(response, body: body)
+}
+
+func kind(_ verdict: ResponseClass) -> String {
+    switch verdict {
+    case .success: return "success"
+    case .failure(let error): return error.kind.rawValue
+    case .transient(let error): return "transient " + error.kind.rawValue
+    case .rateLimited(let error, _): return "rateLimited " + error.kind.rawValue
+    case .throttled(let error): return "throttled " + error.kind.rawValue
+    }
+}
+
+@Suite struct GraphServiceTests {
+    @Test func errorsAreToldApartByCodeNotStatus() {
+        #expect(kind(graphError(190, subcode: 463)) == "auth")
+        #expect(kind(graphError(102)) == "auth")
+        #expect(kind(graphError(10, status: 403)) == "permission")
+        #expect(kind(graphError(200, status: 403)) == "permission")
+        #expect(kind(graphError(299)) == "permission")
+        #expect(kind(graphError(100, subcode: 33)) == "not_found")
+        #expect(kind(graphError(100)) == "http")
+        #expect(kind(graphError(506)) == "duplicate")
+        #expect(kind(graphError(368, transient: false)) == "permission")
+        for code in [4, 17, 32, 613, 80001, 80099] {
+            #expect(kind(graphError(code, transient: true, status: 400)) == "throttled rate_limit")
+        }
+        #expect(kind(graphError(1, status: 500)) == "transient http")
+        #expect(kind(graphError(2, status: 200)) == "transient http")
+        #expect(kind(graphError(9999, transient: true)) == "transient http")
+        #expect(kind(graphError(2635)) == "http")
+    }
+
+    @Test func theErrorEnvelopeKeepsGraphsFields() {
+        guard case .failure(let error) = graphError(190, subcode: 463, message: "Session has expired") else {
+            Issue.record("expected a failure")
+            return
+        }
+        #expect(error.code == "190")
+        #expect(error.message.contains("Session has expired") && error.message.contains("subcode 463: the token has expired"))
+        #expect(error.extras.map(\.key) == ["error_subcode", "type", "fbtrace_id"])
+    }
+
+    @Test func aUserTokenOnAPageSaysAPageTokenIsNeeded() {
+        guard case .failure(let error) = graphError(200, message: "(#200) … publish_actions is deprecated", status: 403) else {
+            Issue.record("expected a failure")
+            return
+        }
+        #expect(error.kind == .permission && error.message.contains("Page access token") && error.message.contains("/me/accounts"))
+    }
+
+    @Test func regainTimeBlocksAndHighUsageSpaces() {
+        let service = GraphService()
+        var state = RateLimitState()
+        let busy = graphResponse(200, "{}", headers: [("x-business-use-case-usage",
+            #"{"200000000000001":[{"type":"pages","call_count":95,"total_cputime":10,"total_time":10,"estimated_time_to_regain_access":0}]}"#)]).0
+        service.readRateLimits(busy, into: &state)
+        #expect(state.spacing == 1.0 && state.remaining == nil)
+        let blocked = graphResponse(400, "{}", headers: [("x-business-use-case-usage",
+            #"{"200000000000001":[{"type":"pages","call_count":100,"total_cputime":10,"total_time":10,"estimated_time_to_regain_access":5}]}"#)]).0
+        service.readRateLimits(blocked, into: &state)
+        #expect(state.remaining == 0)
+        #expect(abs((state.reset ?? 0) - Clock.wall() - 300) < 5)
+        let calm = graphResponse(200, "{}", headers: [("x-app-usage", #"{"call_count":12,"total_cputime":3,"total_time":4.5}"#)]).0
+        service.readRateLimits(calm, into: &state)
+        #expect(state.spacing == nil && state.remaining == nil && state.reset == nil)
+        // No usage header: nothing known, nothing changed.
+        state.spacing = 1
+        service.readRateLimits(graphResponse(200, "{}").0, into: &state)
+        #expect(state.spacing == 1)
+    }
+
+    @Test func proofIsLowerCaseHexOfTokenAndTime() {
+        // Python: hmac.new(b"sandbox-app-secret", b"sandbox-fb-page-token|1700000000", hashlib.sha256).hexdigest()
+        #expect(GraphAuthorizer.proof(secret: "sandbox-app-secret", token: "sandbox-fb-page-token", time: "1700000000",
+                                      crypto: Crypto()) == "c3ecd80faa01249153ec3cdc59c94471f722ecbfe7322b040bd7c093bfc7b72c")
+    }
+
+    @Test func theTokenTravelsInAHeaderAndTheProofInTheQuery() throws {
+        let credentials = FacebookCredentials(accessToken: "page-token", appSecret: "secret", origin: "test")
+        let authorizer = try GraphAuthorizer(credentials, crypto: Crypto())
+        var request = HTTPRequest(method: "POST", url: "https://graph.facebook.com/v27.0/me/feed", idempotent: false)
+        try authorizer.authorize(&request)
+        #expect(request.headers.first == "Authorization: Bearer page-token")
+        #expect(!request.url.contains("page-token"))
+        #expect(request.url.contains("?appsecret_proof=") && request.url.contains("&appsecret_time="))
+        var plain = HTTPRequest(method: "GET", url: "https://graph.facebook.com/v27.0/me", idempotent: true)
+        try GraphAuthorizer(FacebookCredentials(accessToken: "t", origin: "test"), crypto: Crypto()).authorize(&plain)
+        #expect(plain.url == "https://graph.facebook.com/v27.0/me")
+        #expect(throws: RecordError.self) {
+            try GraphAuthorizer(FacebookCredentials(accessToken: "t\r\nX-Evil: 1", origin: "test"), crypto: Crypto())
+        }
+    }
+
+    @Test func versionsAreNumberedNN0() {
+        #expect(GraphSetup.isVersion("v27.0") && GraphSetup.isVersion("v3.0"))
+        #expect(!GraphSetup.isVersion("27.0") && !GraphSetup.isVersion("v27") && !GraphSetup.isVersion("v27.1")
+                && !GraphSetup.isVersion("v.0") && !GraphSetup.isVersion("v27.0/../x"))
+    }
+}
+
+@Suite struct ISO8601Tests {
+    @Test func zonesAndFormsAreRead() {
+        #expect(Clock.epoch(iso8601: "2026-12-24T10:00:00Z") == 1_798_106_400)
+        #expect(Clock.epoch(iso8601: "2026-12-24T11:00:00+01:00") == 1_798_106_400)
+        #expect(Clock.epoch(iso8601: "2026-12-24T05:00:00.250-0500") == 1_798_106_400)
+        #expect(Clock.epoch(iso8601: "2026-12-24T10:00Z") == 1_798_106_400)
+        #expect(Clock.epoch(iso8601: "2024-02-29T00:00:00Z") == 1_709_164_800)
+    }
+
+    @Test func anythingElseIsRefused() {
+        for text in ["2026-12-24T10:00:00", "2026-12-24", "2026-02-30T10:00:00Z", "2026-13-01T10:00:00Z",
+                     "2026-12-24T25:00:00Z", "2026-12-24T10:00:00Zjunk", "tomorrow", "", "2026-12-24T10:00:00+1"] {
+            #expect(Clock.epoch(iso8601: text) == nil, "\(text)")
+        }
+    }
+}
