@@ -259,6 +259,19 @@ func lineNumbers(_ output: [String]) -> [Int] {
         #expect(output.count == 3)
         #expect(output.allSatisfy { $0.contains("\"got\":{\"v\":1}") })
     }
+
+    /// An error answer is shared like any other, and every record it ends
+    /// counts the request it took, whether it joined in flight or later.
+    @Test func aSharedErrorEndsEveryRecordThatAskedAndCountsTheRequest() throws {
+        let tool = PagingTool()
+        tool.sharingKey = { _ in RequestSpec.Sharing(key: "same", keepAnswer: true) }
+        let transport = ScriptedTransport { _, _ in (answer("{}", status: 404), 3) }
+        let (status, output) = try runLoop(tool, lines: ["\"a\"", "\"b\"", "\"c\""], options: ["-j", "1"], transport: transport)
+        #expect(status == .recordFailed)
+        #expect(transport.sent.count == 1)
+        #expect(output.count == 3)
+        #expect(output.allSatisfy { $0.contains("\"status\":404") && $0.contains("\"attempts\":1") })
+    }
 }
 
 /// Gathers up to three requests into one whose body lists their URLs; the

@@ -61,8 +61,8 @@ public final class Engine {
     private var deliveries: [(Tracked, Result<Answer, RecordError>)] = []
     /// Shared requests not yet answered, by sharing key.
     private var shared: [String: Exchange] = [:]
-    /// Answers kept for the run, by sharing key.
-    private var kept: [String: Result<Answer, RecordError>] = [:]
+    /// Answers kept for the run, by sharing key, with the requests they took.
+    private var kept: [String: (result: Result<Answer, RecordError>, attempts: Int)] = [:]
     private var buckets: [String: RateLimitState] = [:]
     /// Rate-limit keys whose throttling outlasted the engine's patience:
     /// their later requests fail without being sent.
@@ -201,11 +201,14 @@ public final class Engine {
             return
         }
         if let sharing = spec.sharing {
+            // A job that shares a request counts the requests it took.
             if let answer = kept[sharing.key] {
-                deliveries.append((tracked, answer))
+                tracked.attempts += answer.attempts
+                deliveries.append((tracked, answer.result))
                 return
             }
             if let exchange = shared[sharing.key] {
+                tracked.attempts += exchange.attempts
                 exchange.jobs.append(tracked)
                 return
             }
@@ -429,7 +432,7 @@ public final class Engine {
     private func answered(_ exchange: Exchange, _ result: Result<Answer, RecordError>) {
         if let sharing = exchange.spec.sharing {
             shared.removeValue(forKey: sharing.key)
-            if sharing.keepAnswer { kept[sharing.key] = result }
+            if sharing.keepAnswer { kept[sharing.key] = (result, exchange.attempts) }
         }
         if !exchange.members.isEmpty, let batching, case .success(let answer) = result {
             split(answer, of: exchange, with: batching)
