@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "tw-post", targets: ["tw-post"]),
         .executable(name: "tw-friends", targets: ["tw-friends"]),
         .executable(name: "fb-feed", targets: ["fb-feed"]),
+        .executable(name: "fb-perm-check", targets: ["fb-perm-check"]),
     ],
     targets: [
         // libcurl is linked by the tools that transfer (see CCurl/shim.h), not
@@ -31,6 +32,8 @@ let package = Package(
         .executableTarget(name: "tw-friends", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),
         .executableTarget(name: "fb-feed", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
+                          linkerSettings: [.linkedLibrary("curl")]),
+        .executableTarget(name: "fb-perm-check", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),
         .testTarget(name: "SocialpipeTests", dependencies: ["Socialpipe"]),
     ]

@@ -68,7 +68,7 @@ public final class GraphService: APIService {
         switch code {
         case 190?, 102?, 104?, 2500?:
             kind = .auth
-            if let subcode, let meaning = Self.tokenProblems[subcode] { message += " (subcode \(subcode): \(meaning))" }
+            message = Self.explainingToken(message, subcode: subcode)
         case 200? where message.contains("publish_actions"):
             kind = .permission
             message += ": posting to a Page needs a Page access token, not a user token: get the Page's token with "
@@ -106,6 +106,12 @@ public final class GraphService: APIService {
     /// business use case.
     static func isThrottling(_ code: Int64) -> Bool {
         [4, 17, 32, 341, 613].contains(code) || (80000...80099).contains(code)
+    }
+
+    /// `message` with what code 190's `subcode` says about the token, when known.
+    public static func explainingToken(_ message: String, subcode: Int64?) -> String {
+        guard let subcode, let meaning = tokenProblems[subcode] else { return message }
+        return message + " (subcode \(subcode): \(meaning))"
     }
 
     /// What code 190's subcodes say about the token.

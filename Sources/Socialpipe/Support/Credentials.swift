@@ -152,8 +152,12 @@ public final class CredentialSource<Credentials> {
     /// Whether any record could find credentials: in the environment, the
     /// selected profile, or another profile a record may name. When none can,
     /// a tool that needs them stops with exit 3 before reading (contract §3).
-    public var mayHaveCredentials: Bool {
-        fromEnvironment != nil || fromSelectedProfile != nil || store.profileNames.contains { profile($0) != nil }
+    public var mayHaveCredentials: Bool { mayHave { _ in true } }
+
+    /// Whether any record could find credentials that satisfy `test`.
+    public func mayHave(_ test: (Credentials) -> Bool) -> Bool {
+        [fromEnvironment, fromSelectedProfile].contains { $0.map(test) ?? false }
+            || store.profileNames.contains { profile($0).map(test) ?? false }
     }
 
     /// The credentials records get when they name no profile.

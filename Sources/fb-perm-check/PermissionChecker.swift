@@ -1,0 +1,246 @@
+import Socialpipe
+
+/// How a record becomes an answer to "may this token do X?": the user's
+/// permissions (`GET /{user}/permissions`, one request per credentials and
+/// user for the whole run), and with `--token` what `debug_token` says of
+/// the token itself (graph-api.md §4, §5.1).
+final class PermissionChecker: RecordTool {
+    let graph: GraphSetup
+    /// Whether each record also inspects its token (`--token`).
+    let inspectsToken: Bool
+
+    init(graph: GraphSetup, inspectsToken: Bool) {
+        self.graph = graph
+        self.inspectsToken = inspectsToken
+    }
+
+    func start(_ record: Record, reply: Reply) -> Job? {
+        CheckJob(record: record, reply: reply, checker: self)
+    }
+
+    /// Permissions that no longer exist, and what a script asking for them
+    /// wants today (graph-api.md §3, §4).
+    static let removed: [String: (replacement: String, why: String)] = [
+        "publish_actions": ("pages_manage_posts", "publish_actions was removed on 2018-08-01: apps cannot post to user "
+            + "timelines any more; a Page is posted to with a Page token holding pages_manage_posts"),
+        "publish_stream": ("pages_manage_posts", "publish_stream was folded into publish_actions in 2012, which was removed "
+            + "on 2018-08-01; a Page is posted to with a Page token holding pages_manage_posts"),
+        "status_update": ("pages_manage_posts", "status_update was absorbed into publish_stream and then publish_actions, "
+            + "which was removed on 2018-08-01; a Page is posted to with a Page token holding pages_manage_posts"),
+        "manage_pages": ("pages_show_list", "manage_pages was replaced by the pages_* permissions; listing the Pages a "
+            + "person manages, and their tokens (GET /me/accounts), needs pages_show_list"),
+        "read_stream": ("pages_read_engagement", "read_stream was removed; reading a Page's posts needs pages_read_engagement"),
+    ]
+
+    /// What a record asks.
+    struct Question {
+        var user: String
+        var names: [String]
+        /// `permission` (one answer) rather than `permissions` (a table).
+        var single: Bool
+    }
+
+    static func question(of record: Record) throws(RecordError) -> Question {
+        var user = "me"
+        if let value = record.fields["user"], !value.isNull, value.string != "me" {
+            do {
+                user = try record.id("user", digits: 1...30) ?? "me"
+            } catch {
+                throw .input("user must be a user id (digits) or \"me\"")
+            }
+        }
+        let one = try record.string("permission")
+        let list = record.fields["permissions"].flatMap { $0.isNull ? nil : $0 }
+        if one != nil && list != nil { throw .input("give permission or permissions, not both") }
+        var names: [String] = []
+        if let one {
+            names = [one]
+        } else if let list {
+            guard list.kind == .array, list.count > 0 else { throw .input("permissions must be a non-empty array of names") }
+            for element in list.elements {
+                guard let name = element.string else { throw .input("permissions must hold permission names (strings)") }
+                if !names.contains(name) { names.append(name) }
+            }
+        } else {
+            throw .input("no permission: give permission or permissions")
+        }
+        for name in names where name.isEmpty || name.utf8.count > 100
+            || !name.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F }) {
+            throw .input("\"\(name)\" is not a permission name (lower-case letters, digits and _)")
+        }
+        return Question(user: user, names: names, single: one != nil)
+    }
+
+    /// The user's permissions, shared by every record of the run that asks
+    /// about the same user with the same credentials.
+    func permissionsRequest(_ user: String, authorizer: GraphAuthorizer) -> RequestSpec {
+        var request = graph.request("GET", "/\(user)/permissions", authorizer: authorizer)
+        request.sharing = RequestSpec.Sharing(key: "permissions \(authorizer.identity) \(user)", keepAnswer: true)
+        return request
+    }
+
+    /// `debug_token` for the record's token, asked with the app token
+    /// (`APP_ID|APP_SECRET`) in the header. It travels inside a batch, so the
+    /// token inspected is in the request's body, never in a URL.
+    func tokenRequest(for authorizer: GraphAuthorizer) throws(RecordError) -> RequestSpec {
+        let credentials = authorizer.credentials
+        guard let appID = credentials.appID, let appSecret = credentials.appSecret else {
+            throw RecordError(.auth, "--token needs the app's id and secret with the token from \(credentials.origin) "
+                + "(FB_APP_ID and FB_APP_SECRET, or the profile's facebook.app_id and facebook.app_secret)")
+        }
+        let app = try GraphAuthorizer(FacebookCredentials(accessToken: appID + "|" + appSecret, origin: "the app of \(credentials.origin)"),
+                                      crypto: graph.crypto)
+        var request = graph.request("GET", "/debug_token?input_token=" + PercentEncoding.encoded(credentials.accessToken),
+                                    authorizer: app)
+        request.batchKey = GraphBatching.key(for: app)
+        request.sharing = RequestSpec.Sharing(key: "debug_token \(authorizer.identity)", keepAnswer: true)
+        return request
+    }
+
+    /// Each name's status in a `/permissions` answer; nil when the answer is not one.
+    static func statuses(_ answer: Answer) -> [String: String]? {
+        guard let data = answer.json?["data"], data.kind == .array else { return nil }
+        var found: [String: String] = [:]
+        for entry in data.elements {
+            if let name = entry["permission"]?.string, let status = entry["status"]?.string { found[name] = status }
+        }
+        return found
+    }
+
+    /// The `token` member of a result from a `debug_token` answer, or the
+    /// `auth` error of a token that is not valid.
+    static func token(_ answer: Answer) -> Result<JSON, RecordError> {
+        guard let data = answer.json?["data"], data.kind == .object, let valid = data["is_valid"]?.bool else {
+            return .failure(RecordError(.http, "debug_token answered without data.is_valid", status: answer.status))
+        }
+        if !valid {
+            let problem = data["error"]
+            let subcode = problem?["subcode"]?.integer ?? problem?["error_subcode"]?.integer
+            let message = GraphService.explainingToken(problem?["message"]?.string ?? "the token is not valid", subcode: subcode)
+            var error = RecordError(.auth, message, status: answer.status, code: problem?["code"]?.integer.map { String($0) })
+            if let subcode { error.extras.append(("error_subcode", .integer(subcode))) }
+            return .failure(error)
+        }
+        let token = JSON.object()
+        token.set("is_valid", .bool(true))
+        for key: StaticString in ["type", "app_id", "user_id", "profile_id"] {
+            if let value = data[key], !value.isNull { token.set(key, value) }
+        }
+        for key: StaticString in ["expires_at", "data_access_expires_at"] {
+            // 0: the token never expires.
+            if let seconds = data[key]?.integer, seconds > 0 {
+                token.set(key, string: Clock.iso8601(Double(seconds)))
+            } else {
+                token.set(key, .null)
+            }
+        }
+        token.set("scopes", data["scopes"] ?? JSON.array())
+        return .success(token)
+    }
+}
+
+/// One record: the user's permissions, then (with `--token`) the token's.
+final class CheckJob: Job {
+    let record: Record
+    let reply: Reply
+    private unowned let checker: PermissionChecker
+    private var question: PermissionChecker.Question?
+    private var authorizer: GraphAuthorizer?
+    private var statuses: [String: String] = [:]
+    private var askingForToken = false
+
+    init(record: Record, reply: Reply, checker: PermissionChecker) {
+        self.record = record
+        self.reply = reply
+        self.checker = checker
+    }
+
+    func begin() -> JobStep {
+        do throws(RecordError) {
+            let question = try PermissionChecker.question(of: record)
+            let authorizer = try checker.graph.authorizer(for: record)
+            self.question = question
+            self.authorizer = authorizer
+            if question.names.contains(where: { PermissionChecker.removed[$0] == nil }) {
+                return .send(checker.permissionsRequest(question.user, authorizer: authorizer))
+            }
+            return try afterPermissions()
+        } catch {
+            return .fail(error)
+        }
+    }
+
+    func received(_ answer: Answer) -> JobStep {
+        if askingForToken {
+            switch PermissionChecker.token(answer) {
+            case .success(let token): return conclude(token: token)
+            case .failure(let error): return .fail(error)
+            }
+        }
+        guard let found = PermissionChecker.statuses(answer) else {
+            return .fail(RecordError(.http, "the permissions answer has no data list", status: answer.status))
+        }
+        statuses = found
+        do throws(RecordError) {
+            return try afterPermissions()
+        } catch {
+            return .fail(error)
+        }
+    }
+
+    private func afterPermissions() throws(RecordError) -> JobStep {
+        guard checker.inspectsToken, let authorizer else { return conclude(token: nil) }
+        askingForToken = true
+        return .send(try checker.tokenRequest(for: authorizer))
+    }
+
+    /// The result; a permission not granted makes the run exit 1.
+    private func conclude(token: JSON?) -> JobStep {
+        guard let question else { return .done }
+        let result = JSON.object()
+        result.set("user", string: question.user)
+        var allGranted = true
+        var removed: [(String, String)] = []
+        let table = JSON.object()
+        var status = ""
+        for name in question.names {
+            if let gone = PermissionChecker.removed[name] {
+                status = "removed"
+                removed.append((name, gone.replacement))
+            } else {
+                status = statuses[name] ?? "not_requested"
+            }
+            if status != "granted" { allGranted = false }
+            table.set(member: name, string: status)
+        }
+        if question.single, let name = question.names.first {
+            result.set("permission", string: name)
+            result.set("status", string: status)
+            result.set("granted", .bool(allGranted))
+            if let gone = PermissionChecker.removed[name] {
+                result.set("replacement", string: gone.replacement)
+                result.set("message", string: gone.why)
+            }
+        } else {
+            result.set("granted", .bool(allGranted))
+            result.set("permissions", table)
+            if !removed.isEmpty {
+                let replacements = JSON.object()
+                for (name, replacement) in removed { replacements.set(member: name, string: replacement) }
+                result.set("removed", replacements)
+            }
+        }
+        if let token { result.set("token", token) }
+        reply.succeed(result, failsRun: !allGranted)
+        return .done
+    }
+
+    /// `debug_token` refuses a token of another app with code 100.
+    func ending(with error: RecordError) -> RecordError {
+        guard askingForToken, error.code == "100" else { return error }
+        var error = error
+        error.kind = .auth
+        error.message += " (debug_token: the token belongs to another app than the app id and secret given)"
+        return error
+    }
+}
