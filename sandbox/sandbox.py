@@ -461,7 +461,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 resp = dispatch(world, service, req)
         except Exception:  # a sandbox bug: answer 500 and say so on stderr
             traceback.print_exc()
-            resp = json_response(500, {"errors": [{"message": "sandbox internal error (see its stderr)"}]})
+            ctype = G.JSON_TYPE if service == "facebook" else "application/json; charset=utf-8"
+            resp = json_response(500, {"errors": [{"message": "sandbox internal error (see its stderr)"}]},
+                                 None, ctype)
+
+        if kind == "headers":
+            for k, v in (spec.get("headers") or {}).items():
+                resp.set_header(k, str(v))
+            if spec.get("retry_after") is not None:
+                resp.set_header("Retry-After", str(spec["retry_after"]))
 
         if kind == "reset_after":
             entry["outcome"] = "reset_after"

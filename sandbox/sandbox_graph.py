@@ -88,6 +88,9 @@ class GraphError(Exception):
         self.type = type_
         self.extra = extra
         self.headers = headers or []
+        # The configured token the refused call carried, when one was recognised:
+        # its usage headers go on the error answer too.
+        self.rec = None
 
 
 def trace_id():
@@ -224,6 +227,7 @@ def handle(world, req):
                               cfg.fb_latest, trace, meta)
     call = Call(req.method, version, segments, params, token, req.scheme, req.host)
     status, body, headers, info = execute(world, call, time.time())
+    info.pop("rec", None)
     meta.update(info)
     h = base_headers(version, trace) + headers
     if isinstance(body, dict) and "error" in body:
@@ -242,8 +246,11 @@ def error_response(err, version, trace, meta):
 
 
 def execute(world, call, now):
-    """Runs one Graph call: (status, body object, extra headers, log info)."""
+    """Runs one Graph call: (status, body object, extra headers, log info).
+    info["rec"] is the token record whose budget the call counted against
+    (not logged; batch() reads it for its own usage headers)."""
     info = {"endpoint": endpoint_key(call.method, call.segments)}
+    usage = []
     try:
         if call.segments == [] and call.method == "POST":
             if call.batch_item:
@@ -252,16 +259,21 @@ def execute(world, call, now):
         if call.segments == ["oauth", "access_token"]:
             return 200, oauth_access_token(world, call, now), [], info
         rec = authenticate(world, call, now, info)
-        headers = account_usage(world, rec, now)
+        info["rec"] = rec
+        usage = count_call(world, rec, now)
         result = dispatch(world, call, rec, now, info)
         if isinstance(result, tuple):
             status, body = result
         else:
             status, body = 200, result
-        return status, body, headers, info
+        return status, body, usage, info
     except GraphError as err:
         status, body = error_body(err.code, err.message, err.subcode, err.type, err.extra)
         headers = list(err.headers)
+        if not headers:
+            # A refused call still reports its token's usage, as it stands
+            # (counted when the call got past authentication).
+            headers = usage or (usage_now(world, err.rec, now) if err.rec else [])
         if err.code == 190:
             headers.append(("WWW-Authenticate", 'OAuth "Facebook Platform" "invalid_token" "%s"'
                             % body["error"]["message"].replace('"', "'")))
@@ -299,6 +311,9 @@ def authenticate(world, call, now, info):
     value = call.token
     if not value:
         info["auth"] = {"scheme": "facebook", "outcome": "missing"}
+        if call.segments[:1] == ["me"]:
+            # /me names "the current user", which only a token can say.
+            raise GraphError(2500)
         raise GraphError(104)
     rec = token_record(world, value)
     if rec is None:
@@ -313,11 +328,24 @@ def authenticate(world, call, now, info):
         auth["page_id"] = rec["page_id"]
     info["auth"] = auth
     state = world.token_state(value, rec.get("expires"), now)
-    if state != "ok":
-        auth["outcome"] = state
-        raise token_error(world, rec, state, now)
-    check_proof(world, call, rec, now, auth)
+    try:
+        if state != "ok":
+            auth["outcome"] = state
+            raise token_error(world, rec, state, now)
+        check_proof(world, call, rec, now, auth)
+    except GraphError as err:
+        err.rec = rec
+        raise
+    if data_access_lapsed(rec, now):
+        auth["data_access"] = "expired"
     return rec
+
+
+def data_access_lapsed(rec, now):
+    """Whether the token's data access has run out (README section 8): the
+    token still authenticates, but every permission reads as expired."""
+    until = rec.get("data_access_expires")
+    return rec["type"] != "APP" and until is not None and now >= until
 
 
 def check_proof(world, call, rec, now, auth):
@@ -345,11 +373,14 @@ def check_proof(world, call, rec, now, auth):
 
 
 def effective_scopes(world, rec):
-    """A token's scopes, less any the user has since declined or let expire."""
+    """A token's scopes, less any the user has since declined or let expire
+    (all of them once the token's data access has lapsed)."""
     scopes = rec.get("scopes", [])
     uid = rec.get("user_id")
     if not uid:
         return list(scopes)
+    if data_access_lapsed(rec, time.time()):
+        return []
     perms = world.fb_permissions.get(uid, {})
     return [s for s in scopes if perms.get(s, "granted") == "granted"]
 
@@ -360,9 +391,31 @@ def pct(count, limit):
     return min(100, int(math.ceil(count * 100.0 / limit)))
 
 
-def account_usage(world, rec, now):
+def _compact(obj):
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def regain_minutes(reset, now):
+    return max(1, int(math.ceil((reset - now) / 60.0)))
+
+
+def page_usage_entry(count, limit, blocked_until, now):
+    """One X-Business-Use-Case-Usage entry. While the Page is refused calls,
+    estimated_time_to_regain_access is the minutes until its window closes
+    (graph-api.md section 8); otherwise 0."""
+    p = pct(count, limit)
+    wait = regain_minutes(blocked_until, now) if blocked_until is not None else 0
+    return [{"type": "pages", "call_count": p, "total_cputime": p // 2, "total_time": p // 2,
+             "estimated_time_to_regain_access": wait}]
+
+
+def app_usage_header(p):
+    return ("X-App-Usage", _compact({"call_count": p, "total_cputime": p // 2, "total_time": p // 2}))
+
+
+def count_call(world, rec, now):
     """Counts the call against the app/user or Page budget; returns the usage
-    headers or raises the throttling error."""
+    headers or raises the throttling error (carrying them)."""
     limits = world.fb_limits
     with world.lock:
         if rec["type"] == "PAGE":
@@ -372,11 +425,8 @@ def account_usage(world, rec, now):
             allowed, limit, remaining, reset = world.windows.take(("fb:page", rec["page_id"]),
                                                                   spec["limit"], spec["window"], now)
             count = limit - remaining if allowed else limit
-            wait = 0 if allowed else int(math.ceil((reset - now) / 60.0))
-            p = pct(count, limit)
-            usage = {rec["page_id"]: [{"type": "pages", "call_count": p, "total_cputime": p // 2,
-                                       "total_time": p // 2, "estimated_time_to_regain_access": wait}]}
-            headers = [("X-Business-Use-Case-Usage", json.dumps(usage, separators=(",", ":")))]
+            usage = {rec["page_id"]: page_usage_entry(count, limit, None if allowed else reset, now)}
+            headers = [("X-Business-Use-Case-Usage", _compact(usage))]
             if not allowed:
                 raise GraphError(32, headers=headers)
             return headers
@@ -392,13 +442,63 @@ def account_usage(world, rec, now):
         if app_spec:
             w = world.windows.peek(("fb:app", rec["app_id"]), app_spec["window"], now)
             p = pct(w.count if app_ok else app_spec["limit"], app_spec["limit"])
-        headers = [("X-App-Usage", json.dumps({"call_count": p, "total_cputime": p // 2, "total_time": p // 2},
-                                              separators=(",", ":")))] if app_spec else []
+        headers = [app_usage_header(p)] if app_spec else []
         if not user_ok:
             raise GraphError(17, headers=headers)
         if not app_ok:
             raise GraphError(4, headers=headers)
         return headers
+
+
+def page_usage_now(world, page_id, now):
+    """The X-Business-Use-Case-Usage entry of a Page as it stands (no call counted), or None."""
+    spec = world.fb_limits.get("page")
+    if not spec:
+        return None
+    w = world.windows.current(("fb:page", page_id), now)
+    if w is None:
+        return page_usage_entry(0, spec["limit"], None, now)
+    return page_usage_entry(w.count, spec["limit"], w.reset if w.refused else None, now)
+
+
+def app_usage_now(world, app_id, now):
+    spec = world.fb_limits.get("app")
+    if not spec:
+        return None
+    w = world.windows.current(("fb:app", app_id), now)
+    return app_usage_header(pct(w.count if w else 0, spec["limit"]))
+
+
+def usage_now(world, rec, now):
+    """The usage headers of a token's budget as it stands, without counting a call."""
+    with world.lock:
+        if rec["type"] == "PAGE":
+            entry = page_usage_now(world, rec["page_id"], now)
+            return [("X-Business-Use-Case-Usage", _compact({rec["page_id"]: entry}))] if entry else []
+        header = app_usage_now(world, rec["app_id"], now)
+        return [header] if header else []
+
+
+def batch_usage(world, recs, now):
+    """The batch's own usage headers: every Page budget its calls used, and the
+    app budget of the first user or app token among them (the top-level token
+    comes first)."""
+    pages = {}
+    app_rec = next((r for r in recs if r["type"] != "PAGE"), None)
+    headers = []
+    with world.lock:
+        if app_rec is not None:
+            header = app_usage_now(world, app_rec["app_id"], now)
+            if header:
+                headers.append(header)
+        for rec in recs:
+            if rec["type"] == "PAGE" and rec["page_id"] not in pages:
+                entry = page_usage_now(world, rec["page_id"], now)
+                if entry:
+                    pages[rec["page_id"]] = entry
+    if pages:
+        headers.append(("X-Business-Use-Case-Usage", _compact(pages)))
+    return headers
 
 
 # ---------------------------------------------------------------------------
@@ -498,7 +598,8 @@ def read_node(world, call, rec, kind, node, node_id):
                 out[f] = node["name"].split(" ")[0]
             elif f == "last_name":
                 out[f] = node["name"].split(" ")[-1]
-            elif f == "email" and world.fb_permissions.get(node["id"], {}).get("email") == "granted":
+            elif f == "email" and world.fb_permissions.get(node["id"], {}).get("email") == "granted" \
+                    and not data_access_lapsed(rec, time.time()):
                 out[f] = node.get("email", "user%s@example.com" % node["id"])
         return out
     if kind == "page":
@@ -620,7 +721,11 @@ def post_feed(world, call, rec, kind, node, node_id, now, info):
         if feed_spec:
             w = world.windows.peek(("fb:feed", page["id"]), feed_spec["window"], now)
             if w.count >= feed_spec["limit"]:
-                raise GraphError(613)
+                # The Page's usage as it stands, with the minutes until the
+                # posting window closes as the time to regain access.
+                entry = page_usage_now(world, page["id"], now) or page_usage_entry(0, 1, None, now)
+                entry[0]["estimated_time_to_regain_access"] = regain_minutes(w.reset, now)
+                raise GraphError(613, headers=[("X-Business-Use-Case-Usage", _compact({page["id"]: entry}))])
         key = (message or "", link or "")
         seen = world.fb_texts.setdefault(page["id"], {})
         if key in seen and (cfg.fb_duplicate_window is None or now - seen[key] <= cfg.fb_duplicate_window):
@@ -700,7 +805,9 @@ def permission_subject(world, rec, kind, node, node_id):
 def read_permissions(world, rec, kind, node, node_id, name, params):
     uid = permission_subject(world, rec, kind, node, node_id)
     perms = world.fb_permissions.get(uid, {})
-    data = [{"permission": p, "status": s} for p, s in perms.items()]
+    lapsed = data_access_lapsed(rec, time.time())
+    data = [{"permission": p, "status": "expired" if lapsed and s == "granted" else s}
+            for p, s in perms.items()]
     if name is not None:
         data = [d for d in data if d["permission"] == name]
     if params.get("permission"):
@@ -758,7 +865,7 @@ def debug_token(world, call, rec, now):
     app = world.config.fb_apps[target["app_id"]]
     expires = target.get("expires")
     data = {"app_id": target["app_id"], "type": target["type"], "application": app["name"],
-            "data_access_expires_at": target["issued_at"] + 90 * 86400,
+            "data_access_expires_at": int(target["data_access_expires"]),
             "expires_at": int(expires) if expires is not None else 0, "is_valid": True,
             "issued_at": target["issued_at"]}
     state = world.token_state(value, expires, now)
@@ -837,40 +944,66 @@ def json_path(value, path):
 def batch(world, call, now, info):
     raw = call.params.get("batch")
     rec_top = None
-    if raw is None:
-        raise GraphError(100, "(#100) The parameter batch is required")
-    try:
-        items = json.loads(raw)
-    except ValueError:
-        raise GraphError(100, "(#100) The parameter batch must be a JSON array")
-    if not isinstance(items, list) or not items:
-        raise GraphError(100, "(#100) The parameter batch must be a non-empty JSON array")
-    if len(items) > MAX_BATCH:
-        raise GraphError(100, "(#100) Too many requests in batch message. Maximum batch size is %d" % MAX_BATCH)
-    include_headers = str(call.params.get("include_headers", "true")).lower() != "false"
     if call.token:
         # An unusable top-level token fails the whole batch, as Graph does.
         rec_top = authenticate(world, call, now, info)
+    try:
+        if raw is None:
+            raise GraphError(100, "(#100) The parameter batch is required")
+        try:
+            items = json.loads(raw)
+        except ValueError:
+            raise GraphError(100, "(#100) The parameter batch must be a JSON array")
+        if not isinstance(items, list) or not items:
+            raise GraphError(100, "(#100) The parameter batch must be a non-empty JSON array")
+        if len(items) > MAX_BATCH:
+            raise GraphError(100, "(#100) Too many requests in batch message. Maximum batch size is %d"
+                             % MAX_BATCH)
+    except GraphError as err:
+        err.rec = rec_top
+        raise
+    include_headers = str(call.params.get("include_headers", "true")).lower() != "false"
     results = []
     named = {}
     log_items = []
+    recs = [rec_top] if rec_top else []
     for index, item in enumerate(items):
-        slot, entry = run_item(world, call, item, index, named, now, include_headers)
+        slot, entry, rec = run_item(world, call, item, index, named, now, include_headers)
         results.append(slot)
         log_items.append(entry)
+        if rec is not None and all(rec is not r for r in recs):
+            recs.append(rec)
     info["batch"] = log_items
     info["post_ids"] = [p for e in log_items for p in e.get("post_ids", [])]
     if rec_top is None:
         info.setdefault("auth", {"scheme": "facebook", "outcome": "per-item"})
-    return 200, results, [], info
+    # The batch itself is not counted; its answer shows the budgets its calls used.
+    return 200, results, batch_usage(world, recs, now), info
+
+
+def merge_headers(headers, extra):
+    """headers with each of extra's (name, value) replacing same-named ones
+    (names compared without case), so no header is ever doubled."""
+    names = set(k.lower() for k, _ in extra)
+    return [(k, v) for k, v in headers if k.lower() not in names] + list(extra)
+
+
+def fault_headers(spec):
+    """The (name, value) headers a fault adds: Retry-After, then its headers object."""
+    out = []
+    if spec.get("retry_after") is not None:
+        out.append(("Retry-After", str(spec["retry_after"])))
+    out += [(k, str(v)) for k, v in (spec.get("headers") or {}).items()]
+    return out
 
 
 def run_item(world, call, item, index, named, now, include_headers):
+    """One batch item: (slot, log entry, the token record it counted against or None)."""
     entry = {"index": index}
     if not isinstance(item, dict) or not isinstance(item.get("relative_url"), str):
         status, body = error_body(100, "(#100) Each batch item needs a relative_url")
         entry["status"] = status
-        return item_slot(status, body, [], call.version, include_headers), entry
+        return item_slot(status, body, [], call.version, include_headers), entry, None
     method = str(item.get("method", "GET")).upper()
     rel = item["relative_url"]
     body_text = item.get("body", "") or ""
@@ -890,7 +1023,7 @@ def run_item(world, call, item, index, named, now, include_headers):
     if depends is not None and (depends not in named or named[depends] is None):
         status, body = error_body(100, "(#100) This request depends on request %s, which failed" % depends)
         entry.update(method=method, relative_url=W.mask_text(rel), status=status)
-        return item_slot(status, body, [], call.version, include_headers), entry
+        return item_slot(status, body, [], call.version, include_headers), entry, None
     rel = substitute(rel)
     body_text = substitute(body_text)
     path, _, query = rel.lstrip("/").partition("?")
@@ -920,14 +1053,16 @@ def run_item(world, call, item, index, named, now, include_headers):
                   "credential": (token_record(world, token) or {}).get("label") if token else None}
     with world.lock:
         fault = world.take_fault(fault_info)
+    extra_headers = []
     if fault is not None:
         entry["fault"] = {"id": fault.id, "kind": fault.kind}
         spec = fault.spec
         if fault.kind == "null":
+            # Not run at all: no call counted, no post created.
             entry["status"] = None
             if name:
                 named[name] = None
-            return None, entry
+            return None, entry, None
         if fault.kind == "delay":
             time.sleep(spec.get("ms", 1000) / 1000.0)
         elif fault.kind in ("status", "error"):
@@ -935,20 +1070,24 @@ def run_item(world, call, item, index, named, now, include_headers):
             entry["status"] = status
             if name:
                 named[name] = None
-            return item_slot(status, body, [], version, include_headers), entry
+            return item_slot(status, body, fault_headers(spec), version, include_headers), entry, None
+        elif fault.kind == "headers":
+            extra_headers = fault_headers(spec)
     status, body, headers, info = execute(world, sub, now)
+    headers = merge_headers(headers, extra_headers)
     entry["status"] = status
     if info.get("auth"):
         entry["auth"] = info["auth"]
     if info.get("post_ids"):
         entry["post_ids"] = info["post_ids"]
+    rec = info.get("rec")
     ok = 200 <= status < 300
     if name:
         named[name] = body if ok else None
         omit = item.get("omit_response_on_success", True)
         if ok and omit not in (False, "false", 0):
-            return None, entry
-    return item_slot(status, body, headers, version, include_headers), entry
+            return None, entry, rec
+    return item_slot(status, body, headers, version, include_headers), entry, rec
 
 
 def fault_body(spec):
@@ -966,9 +1105,7 @@ def fault_body(spec):
 def item_slot(status, body, headers, version, include_headers):
     slot = {"code": status}
     if include_headers:
-        h = [{"name": "Content-Type", "value": JSON_TYPE},
-             {"name": "facebook-api-version", "value": "v%d.0" % version}]
-        h += [{"name": k, "value": v} for k, v in headers]
-        slot["headers"] = h
+        h = merge_headers([("Content-Type", JSON_TYPE), ("facebook-api-version", "v%d.0" % version)], headers)
+        slot["headers"] = [{"name": k, "value": v} for k, v in h]
     slot["body"] = dumps(body).decode("utf-8") if not isinstance(body, str) else body
     return slot

@@ -216,6 +216,36 @@ def _expiry(tok, started, where):
     return float(at)
 
 
+# Graph data access lasts about 90 days after the user last used the app
+# (graph-api.md sections 4 and 5.2), independently of the token's own expiry.
+DATA_ACCESS_DAYS = 90
+
+
+def _data_access_expiry(tok, started, where):
+    """When a Graph token's data access lapses (epoch), or None for the
+    default (issued_at + 90 days). data_access_expired: true means a day
+    before start."""
+    expired = tok.get("data_access_expired")
+    if expired not in (None, False):
+        if expired is not True:
+            raise ConfigError("%s: data_access_expired must be true or false" % where)
+        if "data_access_expires_at" in tok or "data_access_expires_in" in tok:
+            raise ConfigError("%s: give data_access_expired or a data_access_expires_* time, not both"
+                              % where)
+        return float(int(started) - 86400)
+    if tok.get("data_access_expires_in") is not None:
+        if not isinstance(tok["data_access_expires_in"], (int, float)) or isinstance(
+                tok["data_access_expires_in"], bool):
+            raise ConfigError("%s: data_access_expires_in must be a number of seconds" % where)
+        return started + tok["data_access_expires_in"]
+    at = tok.get("data_access_expires_at")
+    if at is None:
+        return None
+    if not isinstance(at, (int, float)) or isinstance(at, bool) or at <= 0:
+        raise ConfigError("%s: data_access_expires_at must be a Unix time" % where)
+    return float(at)
+
+
 class Config:
     """The parsed, validated configuration with its lookup tables."""
 
@@ -387,7 +417,17 @@ class Config:
             t["type"] = kind
             t["label"] = tok.get("name") or token_label(value)
             t["expires"] = _expiry(tok, started, where)
-            t["issued_at"] = int(tok.get("issued_at", started))
+            t["data_access_expires"] = _data_access_expiry(tok, started, where)
+            if "issued_at" in tok:
+                t["issued_at"] = int(tok["issued_at"])
+            elif t["data_access_expires"] is not None and t["data_access_expires"] <= started:
+                # Data access runs 90 days from the last login: a token whose access
+                # lapsed before start was issued 90 days before that.
+                t["issued_at"] = int(t["data_access_expires"]) - DATA_ACCESS_DAYS * 86400
+            else:
+                t["issued_at"] = int(started)
+            if t["data_access_expires"] is None:
+                t["data_access_expires"] = t["issued_at"] + DATA_ACCESS_DAYS * 86400
             if kind in ("USER", "PAGE"):
                 uid = _need(tok, "user_id", str, where)
                 if uid not in self.fb_users:
@@ -406,7 +446,8 @@ class Config:
             value = "%s|%s" % (aid, app["secret"])
             self.fb_tokens.setdefault(value, {"token": value, "type": "APP", "app_id": aid,
                                               "label": "app:%s" % aid, "expires": None,
-                                              "issued_at": int(started), "scopes": []})
+                                              "issued_at": int(started), "scopes": [],
+                                              "data_access_expires": int(started) + DATA_ACCESS_DAYS * 86400})
 
         self.fb_limits = limit_table(DEFAULT_FB_LIMITS, DEFAULT_FB_LIMITS, "facebook.limits")
         self.fb_limits.update(limit_table(fb.get("limits", {}), DEFAULT_FB_LIMITS, "facebook.limits"))
@@ -446,11 +487,12 @@ def _version_number(text, where):
 # Rate-limit windows
 
 class Window:
-    __slots__ = ("reset", "count")
+    __slots__ = ("reset", "count", "refused")
 
     def __init__(self, reset):
         self.reset = reset
         self.count = 0
+        self.refused = False    # a request was turned away in this window
 
 
 class Windows:
@@ -467,11 +509,17 @@ class Windows:
             self.table[key] = w
         return w
 
+    def current(self, key, now):
+        """The open window of a key, or None; unlike peek, opens none."""
+        w = self.table.get(key)
+        return w if w is not None and now < w.reset else None
+
     def take(self, key, limit, window, now):
         """Counts one request if the window has room. Returns
         (allowed, limit, remaining, reset_epoch)."""
         w = self.peek(key, window, now)
         if w.count >= limit:
+            w.refused = True
             return False, limit, 0, w.reset
         w.count += 1
         return True, limit, limit - w.count, w.reset
@@ -495,7 +543,7 @@ FB_LIMIT_BUCKETS = {"app": "fb:app", "user": "fb:user", "page": "fb:page", "feed
 # Faults
 
 FAULT_KINDS = ("status", "error", "reset_before", "reset_after", "delay", "truncate",
-               "malformed", "hang", "null")
+               "malformed", "hang", "null", "headers")
 MATCH_KEYS = ("method", "path", "path_prefix", "path_regex", "endpoint", "service",
               "body_contains", "credential", "batch_item")
 
@@ -525,6 +573,12 @@ class Fault:
             raise ValueError("an error fault needs an integer code (or, for X v2, a problem)")
         if kind == "null" and not match.get("batch_item"):
             raise ValueError("kind null applies to Graph batch items only (match.batch_item: true)")
+        headers = spec.get("headers")
+        if headers is not None and (not isinstance(headers, dict)
+                                    or not all(isinstance(v, (str, int, float)) for v in headers.values())):
+            raise ValueError("headers must be an object of header names to string or number values")
+        if kind == "headers" and not headers:
+            raise ValueError("kind headers needs a non-empty headers object")
         self.id = str(spec.get("id") or fault_id)
         self.kind = kind
         self.spec = spec

@@ -134,6 +134,8 @@ def test_token_errors_are_code_190_with_subcodes(sb, fb):
     assert get(sb, "/me", access_token=fb["user_token"]).status_code == 200
     assert error(get(sb, "/me", access_token=fb["page_token"]))["error_subcode"] == 463
     r = get(sb, "/me")
+    assert error(r)["code"] == 2500
+    r = get(sb, "/%s/feed" % fb["page_id"])
     assert error(r)["code"] == 104
 
 
@@ -350,7 +352,8 @@ def test_every_graph_response_carries_content_type_once(sb, fb):
     sb.fault("status", match={"path": "/v27.0/%s/feed" % fb["page_id"]}, status=503)
     requests_ = [
         ("GET", "/v27.0/me?access_token=" + fb["user_token"], None, None),             # success
-        ("GET", "/v27.0/me", None, None),                                              # error 104
+        ("GET", "/v27.0/me", None, None),                                              # error 2500
+        ("GET", "/v27.0/%s/feed" % fb["page_id"], None, None),                           # error 104
         ("GET", "/v27.0/me?access_token=nope", None, None),                            # 190 + WWW-Authenticate
         ("GET", "/v3.1/me?access_token=" + fb["user_token"], None, None),              # 2635
         ("GET", "/v27.5/me?access_token=" + fb["user_token"], None, None),             # 100
