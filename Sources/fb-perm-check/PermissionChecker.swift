@@ -89,7 +89,7 @@ final class PermissionChecker: RecordTool {
                 + "(FB_APP_ID and FB_APP_SECRET, or the profile's facebook.app_id and facebook.app_secret)")
         }
         let app = try GraphAuthorizer(FacebookCredentials(accessToken: appID + "|" + appSecret, origin: "the app of \(credentials.origin)"),
-                                      crypto: graph.crypto)
+                                      crypto: graph.crypto, carrying: [credentials.accessToken])
         var request = graph.request("GET", "/debug_token?input_token=" + PercentEncoding.encoded(credentials.accessToken),
                                     authorizer: app)
         request.batchKey = GraphBatching.key(for: app)

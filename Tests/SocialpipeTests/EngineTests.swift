@@ -352,12 +352,29 @@ final class ListBatching: Batching {
     }
 }
 
-/// Answers as `answers` says by URL, and spaces requests while `spacing` is set.
+/// A 400 is a throttle (blocking for `regain` seconds when set), a 503 a
+/// server failure; both carry a trace id. Spaces requests while `spacing` is set.
 final class ThrottlingService: APIService {
     var spacing: Double?
-    func readRateLimits(_ response: HTTPResponse, into state: inout RateLimitState) { state.spacing = spacing }
+    var regain: Double?
+    func readRateLimits(_ response: HTTPResponse, into state: inout RateLimitState) {
+        state.spacing = spacing
+        if response.status == 400, let regain {
+            state.remaining = 0
+            state.reset = Clock.wall() + regain
+        }
+    }
     func classify(_ response: HTTPResponse, body: ResponseBody) -> ResponseClass {
-        response.status == 400 ? .throttled(RecordError(.rateLimit, "throttled", status: 400, code: "32")) : .success
+        var error = RecordError(.rateLimit, "throttled", status: response.status, code: "32")
+        error.extras.append(("fbtrace_id", .string("T1")))
+        switch response.status {
+        case 400: return .throttled(error)
+        case 503:
+            error.kind = .http
+            error.code = "2"
+            return .transient(error)
+        default: return .success
+        }
     }
 }
 
@@ -402,6 +419,27 @@ final class PostingTool: RecordTool {
         #expect(transport.sent.count == 1)
         #expect(output.count == 3 && output.allSatisfy { $0.contains("\"kind\":\"rate_limit\"") })
         #expect(output[1].contains("not sent") && output[1].contains("\"attempts\":0"))
+    }
+
+    /// The error of a wait beyond --max-wait, and of a post the server failed,
+    /// keep the API's own fields.
+    @Test func givingUpKeepsTheAPIsFields() throws {
+        let tool = PostingTool()
+        let throttling = ThrottlingService()
+        throttling.regain = 3600
+        tool.service = throttling
+        let transport = ScriptedTransport { request, _ in
+            (answer("{}", status: request.url.hasSuffix("/a") ? 400 : 503), 1)
+        }
+        let (_, output) = try runLoop(tool, lines: ["\"a\"", "\"b\""], options: ["-j", "1", "--max-wait", "0"], transport: transport)
+        #expect(output.count == 2)
+        #expect(output[0].contains("\"kind\":\"rate_limit\"") && output[0].contains("\"code\":\"32\"")
+                && output[0].contains("\"fbtrace_id\":\"T1\"") && output[0].contains("\"reset\":"))
+        // The token is blocked for an hour: b is not sent.
+        #expect(transport.sent.count == 1)
+        let (_, posted) = try runLoop(tool, lines: ["\"b\""], transport: transport)
+        #expect(posted[0].contains("\"kind\":\"ambiguous\"") && posted[0].contains("\"code\":\"2\"")
+                && posted[0].contains("\"fbtrace_id\":\"T1\""))
     }
 
     /// While usage runs high, requests on the token go out spaced apart.

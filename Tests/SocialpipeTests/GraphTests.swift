@@ -37,6 +37,8 @@ func kind(_ verdict: ResponseClass) -> String {
         #expect(kind(graphError(299)) == "permission")
         #expect(kind(graphError(100, subcode: 33)) == "not_found")
         #expect(kind(graphError(100)) == "http")
+        #expect(kind(graphError(100, message: "API calls from the server require an appsecret_proof argument")) == "auth")
+        #expect(kind(graphError(100, message: "Invalid appsecret_proof provided in the API argument")) == "auth")
         #expect(kind(graphError(506)) == "duplicate")
         #expect(kind(graphError(368, transient: false)) == "permission")
         for code in [4, 17, 32, 613, 80001, 80099] {
@@ -107,6 +109,26 @@ func kind(_ verdict: ResponseClass) -> String {
         #expect(throws: RecordError.self) {
             try GraphAuthorizer(FacebookCredentials(accessToken: "t\r\nX-Evil: 1", origin: "test"), crypto: Crypto())
         }
+    }
+
+    /// debug_token carries the inspected token in the batch's body: a dry
+    /// run's description hides it however deeply it is encoded.
+    @Test func aDryRunHidesTokensInsideABatchBody() throws {
+        let inspected = "user|token+with/odd=chars"
+        let app = try GraphAuthorizer(FacebookCredentials(accessToken: "1|app-secret", origin: "test"), crypto: Crypto(),
+                                      carrying: [inspected])
+        let parser = ArgumentParser(tool: testTool, options: [GraphSetup.versionOption]
+            + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 1))
+        guard case .run(let arguments) = try parser.parse(["--dry-run"]) else { return }
+        let setup = try GraphSetup(arguments: arguments, tool: testTool)
+        var spec = setup.request("GET", "/debug_token?input_token=" + PercentEncoding.encoded(inspected), authorizer: app)
+        spec.batchKey = "k"
+        let batch = GraphBatching(setup: setup, maximumBatch: 50).combine([spec])
+        var request = HTTPRequest(method: batch.method, url: batch.url, headers: batch.headers, body: batch.body, idempotent: true)
+        try app.authorize(&request)
+        let shown = Engine.describe(request, hiding: app.secretValues).dumped()
+        #expect(!shown.contains("token+with") && !shown.contains("token%2Bwith") && !shown.contains("token%252Bwith"))
+        #expect(!shown.contains("app-secret") && shown.contains("debug_token"))
     }
 
     @Test func versionsAreNumberedNN0() {

@@ -188,7 +188,9 @@ public final class Engine {
         }
         if dryRun {
             do throws(RecordError) {
-                tracked.job.reply.succeed(Self.describe(try sign(spec)))
+                // As it would go out: a request that travels in batches, in a batch of its own.
+                let sent = spec.batchKey != nil ? batching?.combine([spec]) ?? spec : spec
+                tracked.job.reply.succeed(Self.describe(try sign(sent), hiding: sent.authorizer?.secretValues ?? []))
                 finish(tracked, failed: false)
             } catch {
                 fail(tracked, error)
@@ -489,8 +491,13 @@ public final class Engine {
 
     private func serverFailed(_ exchange: Exchange, _ response: HTTPResponse, _ error: RecordError) {
         if !exchange.spec.idempotent {
-            failExchange(exchange, RecordError(.ambiguous, "\(error.message) (HTTP \(response.status)); the request may or may not have been applied",
-                                               status: response.status, code: error.code))
+            // The API's own fields (code, trace id) stay: they are what its support asks for.
+            var ambiguous = error
+            ambiguous.kind = .ambiguous
+            let statusNote = error.message == "HTTP \(response.status)" ? "" : " (HTTP \(response.status))"
+            ambiguous.message = "\(error.message)\(statusNote); the request may or may not have been applied"
+            ambiguous.status = response.status
+            failExchange(exchange, ambiguous)
         } else if exchange.attempts <= retries && interruption == nil {
             retryLater(exchange, after: response.header("retry-after").flatMap { Double($0) })
         } else {
@@ -509,10 +516,10 @@ public final class Engine {
         if capped {
             failExchange(exchange, error)
         } else if let until = state.capExhaustedUntil(now) {
-            failExchange(exchange, rateLimitError(until: until, status: response.status, message: "24-hour limit exhausted"))
+            failExchange(exchange, rateLimitError(until: until, status: response.status, message: "24-hour limit exhausted", from: error))
         } else if let until = state.windowExhaustedUntil(now) {
             if until - now > maxWait || interruption != nil {
-                failExchange(exchange, rateLimitError(until: until, status: response.status, message: error.message))
+                failExchange(exchange, rateLimitError(until: until, status: response.status, message: error.message, from: error))
             } else {
                 exchange.notBefore = 0
                 queue(exchange)
@@ -520,7 +527,8 @@ public final class Engine {
         } else if exchange.attempts <= retries && interruption == nil {
             let retryAfter = response.header("retry-after").flatMap { Double($0) }
             if let retryAfter, retryAfter > maxWait {
-                failExchange(exchange, rateLimitError(until: now + retryAfter, status: response.status, message: error.message))
+                failExchange(exchange, rateLimitError(until: now + retryAfter, status: response.status, message: error.message,
+                                                      from: error))
             } else {
                 retryLater(exchange, after: retryAfter)
             }
@@ -530,8 +538,13 @@ public final class Engine {
         }
     }
 
-    private func rateLimitError(until: Double, status: Int?, message: String) -> RecordError {
-        var error = RecordError(.rateLimit, message + " until " + Clock.iso8601(until), status: status)
+    /// A `rate_limit` error with the time waiting would end, keeping the
+    /// API's own fields of the answer that said so (`answer`), if one did.
+    private func rateLimitError(until: Double, status: Int?, message: String, from answer: RecordError? = nil) -> RecordError {
+        var error = answer ?? RecordError(.rateLimit, message)
+        error.kind = .rateLimit
+        error.message = message + " until " + Clock.iso8601(until)
+        error.status = status
         error.extras.append(("reset", .string(Clock.iso8601(until))))
         return error
     }
@@ -655,18 +668,19 @@ public final class Engine {
 
     // MARK: Dry run
 
-    /// `{"request": {method, url, headers, body}}` with secrets redacted (contract §5).
-    static func describe(_ request: HTTPRequest) -> JSON {
+    /// `{"request": {method, url, headers, body}}` with secrets redacted
+    /// (contract §5): by name, and wherever one of `secrets` appears.
+    static func describe(_ request: HTTPRequest, hiding secrets: [String] = []) -> JSON {
         let description = JSON.object()
         description.set("method", string: request.method)
-        description.set("url", string: Redaction.redactedURL(request.url))
+        description.set("url", string: Redaction.hiding(secrets, in: Redaction.redactedURL(request.url)))
         let headers = JSON.array()
         for line in request.headers {
-            headers.append(.string(Redaction.redactedHeader(line, secretNames: request.secretHeaders)))
+            headers.append(.string(Redaction.hiding(secrets, in: Redaction.redactedHeader(line, secretNames: request.secretHeaders))))
         }
         description.set("headers", headers)
         if let body = request.body {
-            description.set("body", .string(UTF8Validation.repaired(body)))
+            description.set("body", .string(Redaction.hiding(secrets, in: UTF8Validation.repaired(body))))
         } else {
             description.set("body", .null)
         }

@@ -50,6 +50,14 @@ public struct RequestSpec {
 public protocol RequestAuthorizer {
     /// Adds what authorizes `request` (a header, a query parameter).
     func authorize(_ request: inout HTTPRequest) throws(RecordError)
+    /// Values never to be shown wherever they appear in a request (a dry
+    /// run's description): the tokens and secrets this authorizer holds or
+    /// that the request carries in its body.
+    var secretValues: [String] { get }
+}
+
+extension RequestAuthorizer {
+    public var secretValues: [String] { [] }
 }
 
 /// One HTTP request as it is sent.

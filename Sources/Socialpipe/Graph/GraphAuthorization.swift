@@ -7,10 +7,13 @@ import Glibc
 public struct GraphAuthorizer: RequestAuthorizer {
     public let credentials: FacebookCredentials
     private let crypto: Crypto
+    /// Secrets the requests carry besides these credentials (the token that
+    /// `debug_token` inspects).
+    private let carried: [String]
 
     /// An `auth` error when no source had a token, or the token could not
     /// travel in a header.
-    public init(_ credentials: FacebookCredentials?, crypto: Crypto) throws(RecordError) {
+    public init(_ credentials: FacebookCredentials?, crypto: Crypto, carrying carried: [String] = []) throws(RecordError) {
         guard let credentials else {
             throw RecordError(.auth, "no Facebook credentials: set FB_ACCESS_TOKEN, or use a credentials profile")
         }
@@ -19,7 +22,10 @@ public struct GraphAuthorizer: RequestAuthorizer {
         }
         self.credentials = credentials
         self.crypto = crypto
+        self.carried = carried
     }
+
+    public var secretValues: [String] { [credentials.accessToken] + (credentials.appSecret.map { [$0] } ?? []) + carried }
 
     /// Whose requests these are, for rate limits and batches (no secret in it).
     public var identity: String { credentials.origin }

@@ -80,6 +80,12 @@ public final class GraphService: APIService {
             message += " (blocked for misuse; not retried: a person must look at the Page or app)"
         case 100? where subcode == 33:
             kind = .notFound
+        case 100? where message.contains("appsecret_proof"):
+            // graph-api.md §6: the proof is part of the credentials.
+            kind = .auth
+            message += message.contains("require")
+                ? " (this app requires appsecret_proof: give its app secret as FB_APP_SECRET or the profile's facebook.app_secret)"
+                : " (the token was made for another app than the one whose secret was given, or the clock is over 5 minutes off)"
         case 506?:
             kind = .duplicate
         case 2635?:

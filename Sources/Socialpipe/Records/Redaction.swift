@@ -200,6 +200,19 @@ public enum Redaction {
         return String(url[...question]) + pairs.joined(separator: "&")
     }
 
+    /// `text` with every one of `secrets` replaced, also where it stands
+    /// percent-encoded once or twice (a query inside a form body).
+    public static func hiding(_ secrets: [String], in text: String) -> String {
+        var text = text
+        for secret in secrets where !secret.isEmpty {
+            let once = PercentEncoding.encoded(secret)
+            for form in [PercentEncoding.encoded(once), once, secret] where text.contains(form) {
+                text = text.replacing(form, with: placeholder)
+            }
+        }
+        return text
+    }
+
     /// A `Name: value` header line with a secret value replaced. An OAuth 1.0a
     /// Authorization header holds no secret (its signature is not one) and is kept.
     public static func redactedHeader(_ line: String, secretNames: Set<String>) -> String {

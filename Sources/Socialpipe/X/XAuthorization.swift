@@ -21,6 +21,11 @@ public struct XAuthorizer: RequestAuthorizer {
         return "bearer/" + String((credentials.bearerToken ?? "").suffix(8))
     }
 
+    /// The OAuth 1.0a token is no secret (it is in every Authorization header); these are.
+    public var secretValues: [String] {
+        [credentials.consumerSecret, credentials.accessTokenSecret, credentials.bearerToken].compactMap { $0 }
+    }
+
     public func authorize(_ request: inout HTTPRequest) throws(RecordError) {
         if let consumerKey = credentials.consumerKey, let consumerSecret = credentials.consumerSecret,
            let token = credentials.accessToken, let tokenSecret = credentials.accessTokenSecret {
