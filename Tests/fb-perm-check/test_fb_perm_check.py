@@ -1,0 +1,1017 @@
+"""End-to-end tests of `fb-perm-check` (spec: issue 10 and the interface notes of issues 9/10;
+contract: docs/contract.md §1-§6; Graph API: docs/reference/graph-api.md §3-§5, §7, §9;
+sandbox: sandbox/README.md §2, §4-§6).
+
+Every test runs the built binary (`$SOCIALPIPE_BIN/fb-perm-check`) as a subprocess in a
+scrubbed environment (temporary HOME and XDG_CONFIG_HOME, no other TW_*/FB_*/
+SOCIALPIPE_* variables, no proxies) with a Facebook token of the sandbox's demo world
+and FB_API_BASE pointing at the local API sandbox (sandbox/), started once for this
+module and reset before every test. Every run also checks that no token, app token or
+app secret ever appears on stdout or stderr and that every stdout line is a well-formed
+envelope (contract §2).
+
+The sandbox's demo users (README §2):
+  300000000000001 (token sandbox-fb-user-token): pages_manage_posts granted, email
+      declined, user_posts expired;
+  300000000000002 (sandbox-fb-user2-token): email granted, pages_manage_posts declined;
+  300000000000003 (sandbox-fb-user3-token): user_posts granted, pages_show_list declined,
+      pages_manage_posts expired;
+and the app token `100000000000001|sandbox-app-secret` reads any of their permissions.
+
+What was sent is read back from the sandbox's request log (`sb.log()`, every token,
+input_token and appsecret_proof masked, with per-item details of batches).
+
+Sections:
+  1. statuses: granted / declined / expired / not_requested; list records; user ids;
+     shorthand strings, -R, positional arguments; key order
+  2. legacy names: status `removed`, replacement, message; no request when only those
+  3. one request per (credentials, user): 100 records over 3 users, all in flight at once,
+     records arriving while the answer is pending and after it; profiles
+  4. shared errors: revoked token, app token on `me` (2500), a failing user among others
+  5. exit statuses and -q
+  6. --token: valid, expired, revoked, data access lapsed, another app; exit 3 without app id/secret
+  7. no token in any URL, on stdout or on stderr; appsecret_proof
+  8. throttling (code 17): regain time beyond --max-wait, none (backoff), retries exhausted
+  9. input, usage and configuration errors
+"""
+import datetime
+import json
+import re
+import subprocess
+import time
+import urllib.parse
+
+import pytest
+
+from toolenv import (SANDBOX_SECRETS, Run, Running, assert_no_secrets, assert_usage_error, clean_env,
+                     credentials_path, jl, parse_envelope, wait_for_fault_hit, wait_until, write_private)
+
+TOOL = "fb-perm-check"
+
+# The sandbox's demo Facebook world (sandbox/README.md §2).
+APP_ID = "100000000000001"
+APP_SECRET = "sandbox-app-secret"
+APP_TOKEN = APP_ID + "|" + APP_SECRET
+SECURE_APP_ID = "100000000000002"
+SECURE_APP_SECRET = "sandbox-secure-app-secret"
+USER1, USER2, USER3 = "300000000000001", "300000000000002", "300000000000003"
+USERS = (USER1, USER2, USER3)
+USER_TOKEN = "sandbox-fb-user-token"
+USER2_TOKEN = "sandbox-fb-user2-token"
+USER3_TOKEN = "sandbox-fb-user3-token"
+PAGE_TOKEN = "sandbox-fb-page-token"
+EXPIRED_USER_TOKEN = "sandbox-fb-expired-user-token"
+SECURE_PAGE_TOKEN = "sandbox-fb-secure-page-token"
+LAPSED_TOKEN = "sandbox-fb-data-lapsed-token"
+LAPSED_AT = "2025-07-01T00:00:00Z"           # its data_access_expires_at, 1751328000
+TOKEN_OF = {USER1: USER_TOKEN, USER2: USER2_TOKEN, USER3: USER3_TOKEN}
+FB_TOKENS = (USER_TOKEN, USER2_TOKEN, USER3_TOKEN, PAGE_TOKEN, EXPIRED_USER_TOKEN, SECURE_PAGE_TOKEN,
+             LAPSED_TOKEN, "sandbox-fb-page-readonly-token", "sandbox-fb-blocked-page-token")
+# Never on stdout or stderr (contract §4). The app token holds the app secret, so it is covered.
+FB_SECRETS = SANDBOX_SECRETS + FB_TOKENS + (APP_SECRET, SECURE_APP_SECRET, "not-a-sandbox-token")
+
+# What each configured user granted, declined or let expire (sandbox default-config.json).
+STATUS = {
+    USER1: {"public_profile": "granted", "email": "declined", "pages_show_list": "granted",
+            "pages_manage_posts": "granted", "pages_read_engagement": "granted", "user_posts": "expired",
+            "publish_to_groups": "declined"},
+    USER2: {"public_profile": "granted", "email": "granted", "pages_show_list": "granted",
+            "pages_read_engagement": "granted", "pages_manage_posts": "declined"},
+    USER3: {"public_profile": "granted", "user_posts": "granted", "pages_show_list": "declined",
+            "pages_manage_posts": "expired", "pages_read_engagement": "expired"},
+}
+ASKED = ["email", "pages_manage_posts", "user_posts", "pages_show_list", "instagram_basic"]
+
+# The spec's removed legacy names and today's permission for each.
+REMOVED = {"status_update": "pages_manage_posts", "publish_stream": "pages_manage_posts",
+           "publish_actions": "pages_manage_posts", "manage_pages": "pages_show_list",
+           "read_stream": "pages_read_engagement"}
+
+VERSION = "v27.0"
+PERMISSIONS = "GET /{id}/permissions"     # the sandbox log's endpoint key
+BATCH = "POST /"
+ISO_UTC = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z")
+GRAPH_ERROR_ORDER = ["kind", "status", "code", "message", "attempts", "error_subcode", "type", "fbtrace_id",
+                     "reset"]
+SUBCODE_MEANINGS = {458: "the app is not installed or was removed",
+                    459: "the user is checkpointed: log in on facebook.com",
+                    460: "the password changed", 463: "the token has expired", 464: "the user is not confirmed",
+                    467: "the token is invalid: the user logged out", 492: "the session is invalid"}
+
+
+# --------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------
+
+def fb_credentials(token=USER_TOKEN, secret=None, app_id=None):
+    """Facebook credentials as environment variables (None values are left out)."""
+    return {"FB_ACCESS_TOKEN": token, "FB_APP_SECRET": secret, "FB_APP_ID": app_id}
+
+
+@pytest.fixture
+def fb_env(home, sb):
+    """fb_env(token=USER_TOKEN, secret=None, app_id=None, api_base=True, extra=None): the
+    scrubbed environment with Facebook credentials and FB_API_BASE at the sandbox."""
+    def _env(token=USER_TOKEN, secret=None, app_id=None, api_base=True, extra=None):
+        e = fb_credentials(token, secret, app_id)
+        if api_base:
+            e["FB_API_BASE"] = sb.url
+        e.update(extra or {})
+        return clean_env(home, e)
+    return _env
+
+
+@pytest.fixture
+def run(bin_path, fb_env):
+    """run(args, stdin, token=USER_TOKEN, secret=None, app_id=None, api_base=True, extra=None,
+    timeout=30) -> toolenv.Run, after checking that no token or secret reached stdout or stderr."""
+    def _run(args=(), stdin=b"", token=USER_TOKEN, secret=None, app_id=None, api_base=True, extra=None,
+             timeout=30):
+        env = fb_env(token, secret, app_id, api_base, extra)
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.run([bin_path, *args], input=stdin, capture_output=True, env=env, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            pytest.fail("%s %r did not finish within %s s; stdout so far %r, stderr %r"
+                        % (TOOL, list(args), timeout, (e.stdout or b"")[:1000], (e.stderr or b"")[:1000]))
+        r = Run(proc, time.monotonic() - t0)
+        assert_no_secrets(r.stdout, r.stderr, secrets=FB_SECRETS)
+        return r
+    return _run
+
+
+def with_app(token=USER_TOKEN):
+    """Keyword arguments of `run` for credentials with the sandbox app's id and secret (--token)."""
+    return {"token": token, "secret": APP_SECRET, "app_id": APP_ID}
+
+
+def perm_requests(sb, user=None):
+    """Log entries of GET /{user}/permissions (optionally of one path segment: me or an id)."""
+    entries = [e for e in sb.log(service="facebook") if e["endpoint"] == PERMISSIONS]
+    if user is None:
+        return entries
+    return [e for e in entries if e["path"] == "/%s/%s/permissions" % (VERSION, user)]
+
+
+def batch_requests(sb):
+    return [e for e in sb.log(service="facebook") if e["method"] == "POST" and e["endpoint"] == BATCH]
+
+
+def batch_items(entry):
+    """The `batch` array a logged batch request carried (secrets in it masked by the sandbox)."""
+    assert isinstance(entry["body"], dict), entry
+    [raw] = entry["body"]["batch"]
+    items = json.loads(raw)
+    assert isinstance(items, list), raw
+    return items
+
+
+def debug_token_items(sb):
+    """Every debug_token item of every batch request, with its logged batch entry."""
+    out = []
+    for e in batch_requests(sb):
+        for item, logged in zip(batch_items(e), e.get("batch") or []):
+            if item["relative_url"].split("?")[0].rstrip("/").endswith("debug_token"):
+                out.append((item, logged))
+    return out
+
+
+def single(user, name, status):
+    """The result of a single-permission record (key order: user, permission, status, granted)."""
+    return {"user": user, "permission": name, "status": status, "granted": status == "granted"}
+
+
+def check_result(env, expected):
+    """A successful envelope whose result equals `expected`, keys in the same order."""
+    assert env["ok"] is True, env
+    got = env["result"]
+    assert got == expected, env
+    assert list(got) == list(expected), ("result keys out of order", list(got), list(expected))
+
+
+def check_graph_error(env, kind, code=None, status=None, attempts=None):
+    """An error envelope: kind, code as a string, the spec's extras (error_subcode int,
+    type, fbtrace_id, reset) in order after the contract's keys."""
+    assert env["ok"] is False, env
+    err = env["error"]
+    assert err["kind"] == kind, env
+    keys = [k for k in err if k in GRAPH_ERROR_ORDER]
+    assert keys == [k for k in GRAPH_ERROR_ORDER if k in err], ("error keys out of order", list(err))
+    if code is not None:
+        assert err.get("code") == code, env
+    if status is not None:
+        assert err.get("status") == status, env
+    if attempts is not None:
+        assert err["attempts"] == attempts, env
+    if "error_subcode" in err:
+        assert isinstance(err["error_subcode"], int) and not isinstance(err["error_subcode"], bool), env
+    return err
+
+
+def check_api_error_extras(err):
+    """Every error answer of the sandbox carries type and fbtrace_id: the envelope keeps them."""
+    assert err.get("type") in ("OAuthException", "GraphMethodException"), err
+    assert isinstance(err.get("fbtrace_id"), str) and err["fbtrace_id"], err
+
+
+def iso_to_epoch(text):
+    assert isinstance(text, str) and ISO_UTC.fullmatch(text), text
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def usage_header(regain, call_count=100):
+    """X-App-Usage (user and app tokens) with estimated_time_to_regain_access in minutes."""
+    return {"X-App-Usage": json.dumps({"call_count": call_count, "total_cputime": call_count // 2,
+                                       "total_time": call_count // 2,
+                                       "estimated_time_to_regain_access": regain}, separators=(",", ":"))}
+
+
+def perm_path(user):
+    return "/%s/%s/permissions" % (VERSION, user)
+
+
+def many_records(n=100):
+    """n records over the three users (single and list records mixed), and what each must answer."""
+    records, expected = [], []
+    for i in range(n):
+        user = USERS[i % 3]
+        if i % 4 == 3:
+            names = [ASKED[(i + k) % len(ASKED)] for k in range(3)]
+            records.append({"permissions": names, "user": user})
+            table = {name: STATUS[user].get(name, "not_requested") for name in names}
+            expected.append({"user": user, "granted": all(s == "granted" for s in table.values()),
+                             "permissions": table})
+        else:
+            name = ASKED[i % len(ASKED)]
+            records.append({"permission": name, "user": user})
+            expected.append(single(user, name, STATUS[user].get(name, "not_requested")))
+    return records, expected
+
+
+def assert_answers(r, expected, first_line=1):
+    got = r.by_line()
+    assert sorted(got) == list(range(first_line, first_line + len(expected))), sorted(got)
+    for i, want in enumerate(expected):
+        check_result(got[first_line + i], want)
+
+
+# --------------------------------------------------------------------------------------
+# 1. statuses
+# --------------------------------------------------------------------------------------
+
+def test_granted_declined_expired_and_not_requested(run, sb):
+    r = run([], jl({"permission": "pages_manage_posts"}, {"permission": "email"},
+                   {"permission": "user_posts"}, {"permission": "instagram_basic"}))
+    assert r.returncode == 1, r
+    assert [e["line"] for e in r.envelopes] == [1, 2, 3, 4], r
+    check_result(r.envelopes[0], single("me", "pages_manage_posts", "granted"))
+    check_result(r.envelopes[1], single("me", "email", "declined"))
+    check_result(r.envelopes[2], single("me", "user_posts", "expired"))
+    check_result(r.envelopes[3], single("me", "instagram_basic", "not_requested"))
+    for e in r.envelopes:
+        assert e["input"] == {"permission": e["result"]["permission"]}, e
+    [req] = perm_requests(sb)
+    assert req["path"] == perm_path("me") and req["status"] == 200, req
+    assert req["auth"]["credential"] == "fb-user", req["auth"]
+
+
+def test_all_granted_exits_0(run, sb):
+    r = run([], jl("pages_manage_posts", "public_profile", {"permissions": ["pages_show_list",
+                                                                          "pages_read_engagement"]}))
+    assert r.returncode == 0, r
+    assert all(e["ok"] and e["result"]["granted"] is True for e in r.envelopes), r
+    assert len(perm_requests(sb)) == 1
+
+
+def test_list_record_is_granted_only_if_all_are(run, sb):
+    r = run([], jl({"permissions": ["pages_manage_posts", "pages_read_engagement"]},
+                   {"permissions": ["pages_manage_posts", "email", "user_posts", "instagram_basic"]},
+                   {"permissions": ["public_profile"], "user": "me"}))
+    assert r.returncode == 1, r
+    check_result(r.envelopes[0], {"user": "me", "granted": True,
+                                  "permissions": {"pages_manage_posts": "granted", "pages_read_engagement": "granted"}})
+    check_result(r.envelopes[1], {"user": "me", "granted": False,
+                                  "permissions": {"pages_manage_posts": "granted", "email": "declined",
+                                                  "user_posts": "expired", "instagram_basic": "not_requested"}})
+    assert list(r.envelopes[1]["result"]["permissions"]) == ["pages_manage_posts", "email", "user_posts",
+                                                             "instagram_basic"], "names in the order asked"
+    check_result(r.envelopes[2], {"user": "me", "granted": True, "permissions": {"public_profile": "granted"}})
+    assert len(perm_requests(sb)) == 1
+
+
+def test_user_ids_with_the_app_token(run, sb):
+    """The app token reads each user's permissions by id; `user` in the result is as asked
+    (a string of digits, also when the record gave an integer)."""
+    r = run([], jl({"permission": "email", "user": USER1}, {"permission": "email", "user": int(USER2)},
+                   {"permission": "pages_manage_posts", "user": USER3},
+                   {"permissions": ["user_posts", "pages_show_list"], "user": USER3}), token=APP_TOKEN)
+    assert r.returncode == 1, r
+    check_result(r.envelopes[0], single(USER1, "email", "declined"))
+    check_result(r.envelopes[1], single(USER2, "email", "granted"))
+    assert r.envelopes[1]["input"] == {"permission": "email", "user": int(USER2)}, r.envelopes[1]
+    check_result(r.envelopes[2], single(USER3, "pages_manage_posts", "expired"))
+    check_result(r.envelopes[3], {"user": USER3, "granted": False,
+                                  "permissions": {"user_posts": "granted", "pages_show_list": "declined"}})
+    assert sorted(e["path"] for e in perm_requests(sb)) == sorted(perm_path(u) for u in USERS)
+    for e in perm_requests(sb):
+        assert e["auth"]["token_type"] == "APP", e["auth"]
+
+
+def test_each_users_own_token_sees_its_permissions(run, sb):
+    r = run([], jl("email", "pages_manage_posts", "user_posts"), token=USER2_TOKEN)
+    assert [e["result"]["status"] for e in r.envelopes] == ["granted", "declined", "not_requested"], r
+    r = run([], jl("email", "pages_manage_posts", "user_posts"), token=USER3_TOKEN)
+    assert [e["result"]["status"] for e in r.envelopes] == ["not_requested", "expired", "granted"], r
+    assert [e["auth"]["user_id"] for e in perm_requests(sb)] == [USER2, USER3]
+
+
+def test_shorthand_raw_input_and_positional_arguments(run, sb):
+    r = run([], b'"pages_manage_posts"\n\n"email"\n')
+    assert r.returncode == 1, r
+    assert [e["line"] for e in r.envelopes] == [1, 3], "blank lines are counted"
+    check_result(r.envelopes[0], single("me", "pages_manage_posts", "granted"))
+    assert r.envelopes[1]["input"] == {"permission": "email"}, r.envelopes[1]
+    check_result(r.envelopes[1], single("me", "email", "declined"))
+
+    r = run(["-R"], b"pages_manage_posts\r\nuser_posts\n")
+    assert [e["input"] for e in r.envelopes] == [{"permission": "pages_manage_posts"},
+                                                 {"permission": "user_posts"}], r
+    assert [e["result"]["status"] for e in r.envelopes] == ["granted", "expired"], r
+
+    r = run(["pages_manage_posts", "public_profile"], b'"email"\n')
+    assert r.returncode == 0, ("positional arguments replace stdin", r)
+    assert [(e["line"], e["input"]) for e in r.envelopes] == [(1, {"permission": "pages_manage_posts"}),
+                                                              (2, {"permission": "public_profile"})], r
+    r = run(["--", "email"])
+    assert r.returncode == 1 and r.envelopes[0]["result"]["status"] == "declined", r
+    assert len(perm_requests(sb)) == 4, "one request per run"
+
+
+def test_graph_version_option_and_environment(run, sb):
+    r = run(["--graph-version", "v25.0"], jl("email"))
+    assert r.envelopes[0]["ok"], r
+    r = run([], jl("email"), extra={"FB_GRAPH_VERSION": "v24.0"})
+    assert r.envelopes[0]["ok"], r
+    assert [e["path"] for e in perm_requests(sb)] == ["/v25.0/me/permissions", "/v24.0/me/permissions"]
+
+
+def test_verbose_shows_each_request_without_secrets(run, sb):
+    r = run(["-v"], jl("email", "pages_manage_posts"), secret=APP_SECRET)
+    err = r.stderr.decode()
+    assert re.search(r"GET http://127\.0\.0\.1:[0-9]+/v27\.0/me/permissions", err), err
+    assert "200 GET" in err and "facebook-api-version=v27.0" in err, err
+    assert "appsecret_proof=" not in err or "appsecret_proof=[" in err, ("the proof is redacted", err)
+
+
+# --------------------------------------------------------------------------------------
+# 2. legacy names
+# --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", list(REMOVED))
+def test_removed_legacy_name_has_replacement_and_message_and_sends_nothing(run, sb, name):
+    r = run([], jl(name))
+    assert r.returncode == 1, ("a removed permission is not granted", r)
+    [e] = r.envelopes
+    assert e["ok"] is True, e
+    res = e["result"]
+    assert list(res) == ["user", "permission", "status", "granted", "replacement", "message"], res
+    assert res["user"] == "me" and res["permission"] == name, res
+    assert res["status"] == "removed" and res["granted"] is False, res
+    assert res["replacement"] == REMOVED[name], res
+    assert isinstance(res["message"], str) and name in res["message"], res
+    assert REMOVED[name] in res["message"], ("the message says what to use today", res)
+    assert sb.log() == [], "nothing to ask the API about a removed permission"
+
+
+def test_list_of_only_removed_names_sends_nothing(run, sb):
+    r = run([], jl({"permissions": list(REMOVED)}, {"permissions": ["publish_actions"], "user": USER2}),
+            token=USER_TOKEN)
+    assert r.returncode == 1, r
+    check_result(r.envelopes[0], {"user": "me", "granted": False,
+                                  "permissions": {n: "removed" for n in REMOVED}, "removed": dict(REMOVED)})
+    check_result(r.envelopes[1], {"user": USER2, "granted": False, "permissions": {"publish_actions": "removed"},
+                                  "removed": {"publish_actions": "pages_manage_posts"}})
+    assert sb.log() == []
+
+
+def test_list_mixing_removed_and_current_names(run, sb):
+    r = run([], jl({"permissions": ["manage_pages", "pages_show_list", "read_stream", "email"]}))
+    assert r.returncode == 1, r
+    check_result(r.envelopes[0], {"user": "me", "granted": False,
+                                  "permissions": {"manage_pages": "removed", "pages_show_list": "granted",
+                                                  "read_stream": "removed", "email": "declined"},
+                                  "removed": {"manage_pages": "pages_show_list",
+                                              "read_stream": "pages_read_engagement"}})
+    assert len(perm_requests(sb)) == 1
+
+
+# --------------------------------------------------------------------------------------
+# 3. one request per (credentials, user)
+# --------------------------------------------------------------------------------------
+
+def test_100_records_over_3_users_make_3_requests(run, sb):
+    records, expected = many_records(100)
+    r = run([], jl(*records), token=APP_TOKEN)
+    assert_answers(r, expected)
+    assert r.returncode == 1, r
+    reqs = perm_requests(sb)
+    assert sorted(e["path"] for e in reqs) == sorted(perm_path(u) for u in USERS), [e["path"] for e in reqs]
+    assert len(sb.log()) == 3
+
+
+@pytest.mark.parametrize("parallel", [[], ["-j", "1"], ["-j", "16"]], ids=["default", "j1", "j16"])
+def test_100_records_read_before_the_first_answer_still_make_3_requests(run, sb, parallel):
+    """300 ms before every answer and all 100 lines piped at once: every record is read
+    (and waits) while the first requests are in flight; they share them."""
+    sb.control(latency_ms=300)
+    records, expected = many_records(100)
+    r = run(parallel, jl(*records), token=APP_TOKEN, timeout=20)
+    assert_answers(r, expected)
+    reqs = perm_requests(sb)
+    assert sorted(e["path"] for e in reqs) == sorted(perm_path(u) for u in USERS), [e["path"] for e in reqs]
+    assert len(sb.log()) == 3
+    assert r.elapsed < 5, ("100 records are answered by 3 requests, not 100", r.elapsed)
+
+
+def test_100_records_over_3_profiles_make_3_requests(run, sb, home):
+    """Profiles with each user's own token: one request per profile, `me` each time."""
+    write_private(credentials_path(home), {
+        "default": "u1",
+        "profiles": {"u%d" % i: {"facebook": {"access_token": TOKEN_OF[u]}} for i, u in enumerate(USERS, 1)}})
+    sb.control(latency_ms=200)
+    records, expected = [], []
+    for i in range(100):
+        k = i % 3
+        name = ASKED[i % len(ASKED)]
+        records.append({"permission": name, "profile": "u%d" % (k + 1)})
+        expected.append(single("me", name, STATUS[USERS[k]].get(name, "not_requested")))
+    r = run([], jl(*records), token=None, timeout=20)
+    assert_answers(r, expected)
+    reqs = perm_requests(sb)
+    assert len(reqs) == 3, [(e["path"], e["auth"]) for e in reqs]
+    assert sorted(e["auth"]["user_id"] for e in reqs) == sorted(USERS)
+    assert all(e["path"] == perm_path("me") for e in reqs)
+
+
+def test_the_same_user_through_other_credentials_is_asked_again(run, sb, home):
+    """One request per (credentials, user): the same user via the app token and via a
+    profile holding the user's own token are two requests, each shared by its records."""
+    write_private(credentials_path(home), {"profiles": {"own": {"facebook": {"access_token": USER_TOKEN}}}})
+    recs = []
+    for i in range(10):
+        recs.append({"permission": "email", "user": USER1})
+        recs.append({"permission": "email", "user": USER1, "profile": "own"})
+    r = run([], jl(*recs), token=APP_TOKEN)
+    assert all(e["ok"] and e["result"]["status"] == "declined" for e in r.envelopes), r
+    reqs = perm_requests(sb)
+    assert sorted(e["auth"]["credential"] for e in reqs) == sorted(["app:" + APP_ID, "fb-user"]), reqs
+
+
+def test_records_arriving_while_the_answer_is_pending_or_after_it_share_it(bin_path, fb_env, sb):
+    """All of one user's records share one request: those read while it is in flight and
+    those read after its answer came (one request per run)."""
+    delays = [sb.fault("delay", match={"path": perm_path(u)}, ms=1500) for u in USERS]
+    records, expected = many_records(130)
+    with Running(bin_path, fb_env(APP_TOKEN)) as tool:
+        tool.write(jl(*records[:60]))
+        assert all(wait_for_fault_hit(sb, f, 5) for f in delays), "the three requests never went out"
+        tool.write(jl(*records[60:100]))                  # while all three answers are pending
+        first = [tool.out.get(timeout=10) for _ in range(100)]
+        time.sleep(0.2)
+        tool.write(jl(*records[100:]))                    # after every answer came
+        tool.p.stdin.close()
+        rest = tool.out.rest(timeout=10)
+        rc = tool.p.wait(timeout=10)
+    assert_no_secrets(b"".join(first + rest), tool.stderr, secrets=FB_SECRETS)
+    envs = [parse_envelope(l) for l in first + rest]
+    assert [e["line"] for e in envs] == list(range(1, 131)), [e["line"] for e in envs]
+    for e, want in zip(envs, expected):
+        check_result(e, want)
+    assert rc == 1
+    assert sorted(e["path"] for e in perm_requests(sb)) == sorted(perm_path(u) for u in USERS)
+
+
+# --------------------------------------------------------------------------------------
+# 4. shared errors
+# --------------------------------------------------------------------------------------
+
+def test_revoked_token_fails_every_record_with_one_request(run, sb):
+    sb.control(revoke_token={"token": USER_TOKEN, "subcode": 460})
+    recs = ["email", {"permissions": ["email", "user_posts"]}, "pages_manage_posts"] * 5
+    r = run([], jl(*recs))
+    assert r.returncode == 1, r
+    assert len(r.envelopes) == 15, r
+    messages = set()
+    for e in r.envelopes:
+        err = check_graph_error(e, "auth", code="190", status=400, attempts=1)
+        check_api_error_extras(err)
+        assert err["error_subcode"] == 460, err
+        assert "(subcode 460: %s)" % SUBCODE_MEANINGS[460] in err["message"], err
+        messages.add(err["message"])
+    assert len(messages) == 1, ("the same error for every record", messages)
+    assert len(perm_requests(sb)) == 1
+
+
+def test_expired_token_is_auth_with_subcode_463_shared(run, sb):
+    r = run([], jl("email", "pages_manage_posts", "user_posts"), token=EXPIRED_USER_TOKEN)
+    assert r.returncode == 1, r
+    for e in r.envelopes:
+        err = check_graph_error(e, "auth", code="190", status=400, attempts=1)
+        assert err["error_subcode"] == 463, err
+        assert "Session has expired" in err["message"], ("the API's message is kept", err)
+        assert "(subcode 463: the token has expired)" in err["message"], err
+    assert len(perm_requests(sb)) == 1
+
+
+def test_app_token_asking_about_me_is_auth_2500_shared(run, sb):
+    r = run([], jl("email", {"permissions": ["email"]}, {"permission": "email", "user": USER2}, "user_posts"),
+            token=APP_TOKEN)
+    assert r.returncode == 1, r
+    got = r.by_line()
+    for line in (1, 2, 4):
+        err = check_graph_error(got[line], "auth", code="2500", status=400, attempts=1)
+        check_api_error_extras(err)
+        assert "current user" in err["message"], err
+    check_result(got[3], single(USER2, "email", "granted"))
+    assert sorted(e["path"] for e in perm_requests(sb)) == sorted([perm_path("me"), perm_path(USER2)])
+
+
+def test_an_error_for_one_user_is_shared_by_its_records_only(run, sb):
+    sb.control(latency_ms=100)
+    sb.fault("error", match={"path": perm_path(USER2)}, code=10, count=None,
+             message="(#10) Application does not have permission for this action")
+    records, expected = many_records(60)
+    r = run([], jl(*records), token=APP_TOKEN)
+    assert r.returncode == 1, r
+    got = r.by_line()
+    for i, rec in enumerate(records, 1):
+        if rec["user"] == USER2:
+            err = check_graph_error(got[i], "permission", code="10", status=403, attempts=1)
+            assert "(#10)" in err["message"], err
+        else:
+            check_result(got[i], expected[i - 1])
+    assert len(perm_requests(sb, USER2)) == 1, "the error answer is shared, not asked again per record"
+    assert len(perm_requests(sb)) == 3
+
+
+def test_a_transient_error_is_retried_once_for_all_records_of_the_user(run, sb):
+    sb.fault("error", match={"path": perm_path(USER3)}, code=2, status=503)
+    records, expected = many_records(30)
+    r = run([], jl(*records), token=APP_TOKEN, timeout=20)
+    assert_answers(r, expected)
+    assert len(perm_requests(sb, USER3)) == 2, "one failed request and one retry, shared by every record"
+    assert len(perm_requests(sb)) == 4
+
+
+# --------------------------------------------------------------------------------------
+# 5. exit statuses and -q
+# --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("quiet", [[], ["-q"], ["--quiet"]], ids=["loud", "q", "quiet"])
+def test_exit_statuses(run, sb, quiet):
+    cases = [
+        (jl("pages_manage_posts", {"permissions": ["public_profile", "pages_show_list"]}), USER_TOKEN, 0),
+        (jl("pages_manage_posts", "email"), USER_TOKEN, 1),                      # one declined
+        (jl({"permissions": ["pages_manage_posts", "user_posts"]}), USER_TOKEN, 1),   # one expired in a list
+        (jl("pages_manage_posts", "instagram_basic"), USER_TOKEN, 1),            # not requested
+        (jl("pages_manage_posts", "publish_actions"), USER_TOKEN, 1),            # removed
+        (jl("pages_manage_posts", "Not A Name"), USER_TOKEN, 1),                 # a failed record (input)
+        (jl("pages_manage_posts"), EXPIRED_USER_TOKEN, 1),                       # a failed record (auth)
+        (jl("email"), USER2_TOKEN, 0),
+    ]
+    for stdin, token, status in cases:
+        r = run(quiet, stdin, token=token)
+        assert r.returncode == status, (stdin, token, r)
+        if quiet:
+            assert r.stdout == b"", ("-q writes nothing on stdout", r)
+        else:
+            assert len(r.envelopes) == stdin.count(b"\n"), r
+
+
+def test_quiet_still_exits_2_and_3(run, sb):
+    r = run(["-q", "--bogus"], jl("email"))
+    assert_usage_error(r, TOOL)
+    r = run(["-q"], jl("email"), token=None)
+    assert r.returncode == 3 and r.stdout == b"", r
+    assert sb.log() == []
+
+
+def test_quiet_gate_in_a_shell(bin_path, fb_env, sb):
+    """`fb-perm-check -q NAME && …`: the shell's `&&` sees the answer."""
+    env = fb_env()
+    script = '"$0" -q pages_manage_posts && echo allowed; "$0" -q email && echo allowed-email; echo done'
+    p = subprocess.run(["sh", "-c", script, bin_path], capture_output=True, env=env, timeout=20)
+    assert p.stdout == b"allowed\ndone\n", p
+    assert_no_secrets(p.stdout, p.stderr, secrets=FB_SECRETS)
+
+
+# --------------------------------------------------------------------------------------
+# 6. --token
+# --------------------------------------------------------------------------------------
+
+def check_token_object(token, user_id, scopes, data_access_expires_at=None):
+    assert list(token) == ["is_valid", "type", "app_id", "user_id", "expires_at", "data_access_expires_at",
+                           "scopes"], token
+    assert token["is_valid"] is True and token["type"] == "USER", token
+    assert token["app_id"] == APP_ID and token["user_id"] == user_id, token
+    assert token["expires_at"] is None, ("expires_at 0 (never) is shown as null", token)
+    if data_access_expires_at is None:
+        # issued at sandbox start + 90 days
+        lapse = iso_to_epoch(token["data_access_expires_at"])
+        assert time.time() + 89 * 86400 < lapse < time.time() + 91 * 86400, token
+    else:
+        assert token["data_access_expires_at"] == data_access_expires_at, token
+    assert token["scopes"] == scopes, token
+
+
+def test_token_valid_adds_the_token_object(run, sb):
+    r = run(["--token"], jl("pages_manage_posts", {"permissions": ["pages_show_list", "pages_read_engagement"]}),
+            **with_app())
+    assert r.returncode == 0, r
+    first, second = r.envelopes
+    res = first["result"]
+    assert list(res) == ["user", "permission", "status", "granted", "token"], res
+    assert res["status"] == "granted" and res["granted"] is True, res
+    check_token_object(res["token"], USER1, ["public_profile", "pages_show_list", "pages_manage_posts",
+                                             "pages_read_engagement"])
+    assert list(second["result"]) == ["user", "granted", "permissions", "token"], second
+    assert second["result"]["token"] == res["token"], second
+    assert len(perm_requests(sb)) == 1
+    items = debug_token_items(sb)
+    assert items, "debug_token was asked"
+    for item, logged in items:
+        assert item["method"] == "GET" and item["relative_url"].startswith("debug_token?input_token="), item
+        assert logged["status"] == 200, logged
+
+
+def test_token_of_another_user(run, sb):
+    r = run(["--token"], jl("email", "pages_manage_posts"), **with_app(USER2_TOKEN))
+    assert r.returncode == 1, r
+    assert [e["result"]["status"] for e in r.envelopes] == ["granted", "declined"], r
+    for e in r.envelopes:
+        check_token_object(e["result"]["token"], USER2, ["public_profile", "email", "pages_show_list",
+                                                         "pages_read_engagement"])
+
+
+def test_token_debug_token_goes_in_a_batch_with_the_app_token(run, sb):
+    """debug_token is asked with the app token (APP_ID|APP_SECRET) in the Authorization header;
+    the inspected token is in the batch body, never in a URL."""
+    r = run(["--token"], jl("email"), **with_app())
+    assert r.envelopes[0]["ok"], r
+    [batch] = batch_requests(sb)
+    assert batch["path"] == "/%s/" % VERSION, batch
+    assert "input_token" not in batch["query"] and "access_token" not in batch["query"], batch["query"]
+    assert batch["headers"]["authorization"].lower().startswith("bearer "), batch["headers"]
+    assert batch["auth"]["token_type"] == "APP" and batch["auth"]["credential"] == "app:" + APP_ID, batch["auth"]
+    [item] = batch_items(batch)
+    assert item["relative_url"] == "debug_token?input_token=[masked]", item
+    assert "access_token" not in json.dumps(item), item
+
+
+def test_token_expired_is_auth_with_the_subcode_meaning(run, sb):
+    r = run(["--token"], jl("email", "publish_actions"), **with_app(EXPIRED_USER_TOKEN))
+    assert r.returncode == 1, r
+    for e in r.envelopes:
+        err = check_graph_error(e, "auth", code="190", attempts=1)
+        assert err["error_subcode"] == 463, err
+        assert "(subcode 463: the token has expired)" in err["message"], err
+
+
+@pytest.mark.parametrize("subcode", [458, 460, 467])
+def test_token_revoked_is_auth_with_the_subcode_meaning(run, sb, subcode):
+    sb.control(revoke_token={"token": USER_TOKEN, "subcode": subcode})
+    # publish_actions alone needs no /permissions: the verdict is debug_token's.
+    r = run(["--token"], jl("publish_actions", "email"), **with_app())
+    assert r.returncode == 1, r
+    for e in r.envelopes:
+        err = check_graph_error(e, "auth", code="190", attempts=1)
+        assert err["error_subcode"] == subcode, err
+        assert "(subcode %d: %s)" % (subcode, SUBCODE_MEANINGS[subcode]) in err["message"], err
+
+
+def test_token_with_lapsed_data_access(run, sb):
+    """Valid, never expires, but data access lapsed on 2025-07-01: every granted permission
+    reads `expired` and the token object shows the past date and no scopes."""
+    r = run(["--token"], jl("pages_manage_posts", "email", {"permissions": ["public_profile", "pages_show_list"]}),
+            **with_app(LAPSED_TOKEN))
+    assert r.returncode == 1, r
+    first, second, third = r.envelopes
+    assert first["result"]["status"] == "expired" and first["result"]["granted"] is False, first
+    assert second["result"]["status"] == "declined", second
+    assert third["result"]["permissions"] == {"public_profile": "expired", "pages_show_list": "expired"}, third
+    for e in r.envelopes:
+        check_token_object(e["result"]["token"], USER1, [], data_access_expires_at=LAPSED_AT)
+    [req] = perm_requests(sb)
+    assert req["auth"].get("data_access") == "expired", req["auth"]
+
+
+def test_lapsed_token_without_token_option_reads_expired(run, sb):
+    r = run([], jl("pages_manage_posts"), token=LAPSED_TOKEN)
+    assert r.returncode == 1, r
+    check_result(r.envelopes[0], single("me", "pages_manage_posts", "expired"))
+
+
+def test_token_of_another_app_removed_names_only(run, sb):
+    """Only debug_token is asked (publish_actions needs no /permissions): the proof-requiring
+    app's token inspected with app 100000000000001's id and secret is `auth`, saying so."""
+    r = run(["--token"], jl("publish_actions"), **with_app(SECURE_PAGE_TOKEN))
+    assert r.returncode == 1, r
+    err = check_graph_error(r.envelopes[0], "auth", attempts=1)
+    assert "another app" in err["message"], err
+    assert len(debug_token_items(sb)) == 1 and perm_requests(sb) == []
+
+
+def test_token_of_another_app(run, sb):
+    """The record asks a current permission: with --token the record still ends `auth`
+    saying that the token belongs to another app (not a bare appsecret_proof refusal)."""
+    r = run(["--token"], jl("pages_manage_posts", {"permissions": ["pages_show_list"]}),
+            **with_app(SECURE_PAGE_TOKEN))
+    assert r.returncode == 1, r
+    for e in r.envelopes:
+        err = check_graph_error(e, "auth")
+        assert "another app" in err["message"], err
+
+
+def test_token_needs_app_id_and_secret_exit_3(run, sb):
+    for kw in ({"secret": None, "app_id": None}, {"secret": APP_SECRET, "app_id": None},
+               {"secret": None, "app_id": APP_ID}):
+        r = run(["--token"], jl("email"), **kw)
+        assert r.returncode == 3, (kw, r)
+        assert r.stdout == b"", r
+        assert b"FB_APP_ID" in r.stderr and b"FB_APP_SECRET" in r.stderr, r
+        r = run(["--token", "-q"], jl("email"), **kw)
+        assert r.returncode == 3, (kw, r)
+    assert sb.log() == []
+
+
+def test_token_with_a_profile(run, sb, home):
+    write_private(credentials_path(home), {
+        "default": "main",
+        "profiles": {"main": {"facebook": {"access_token": USER3_TOKEN, "app_id": APP_ID,
+                                           "app_secret": APP_SECRET}}}})
+    r = run(["--token"], jl("user_posts"), token=None)
+    assert r.returncode == 0, r
+    check_token_object(r.envelopes[0]["result"]["token"], USER3, ["public_profile", "user_posts"])
+    [req] = perm_requests(sb)
+    assert "appsecret_proof" in req["query"] and req["auth"]["outcome"] == "ok", req
+
+
+# --------------------------------------------------------------------------------------
+# 7. no token in any URL, on stdout or on stderr; appsecret_proof
+# --------------------------------------------------------------------------------------
+
+def assert_no_token_in_urls(sb):
+    """Every logged request: no access_token or input_token in the query string, no token
+    in the path, the token in Authorization: Bearer (masked by the sandbox), and no
+    access_token in a batch item."""
+    entries = sb.log(service="facebook")
+    for e in entries:
+        for key in ("access_token", "input_token"):
+            assert key not in e["query"], ("token in a URL", e["seq"], e["path"], e["query"])
+        for t in FB_TOKENS + (APP_TOKEN, APP_SECRET, SECURE_APP_SECRET):
+            assert t not in e["path"], ("token in a path", e["path"])
+            assert t not in json.dumps(e["query"]), ("token in a query", e["query"])
+        auth = e["headers"].get("authorization", "")
+        assert auth.lower().startswith("bearer "), ("the token belongs in Authorization: Bearer", e["headers"])
+        if e["endpoint"] == BATCH:
+            for item in batch_items(e):
+                assert "access_token" not in item["relative_url"], item
+                assert "access_token" not in item.get("body", ""), item
+    return entries
+
+
+def test_no_token_in_any_url_or_output(run, sb):
+    """Plain, --token, errors, -v and --dry-run, with and without a secret: `run` checks
+    stdout and stderr for every token and secret; the log for URLs."""
+    runs = [run(["-v"], jl("email", "pages_manage_posts"), secret=APP_SECRET),
+            run(["-v", "--token"], jl("email", "publish_actions"), **with_app()),
+            run(["-v", "--token"], jl("email"), **with_app(LAPSED_TOKEN)),
+            run(["-v", "--token"], jl("email"), **with_app(EXPIRED_USER_TOKEN)),
+            run(["-v", "--token"], jl("publish_actions"), **with_app("not-a-sandbox-token")),
+            run(["-v"], jl({"permission": "email", "user": USER2}), token=APP_TOKEN),
+            run(["-v", "--dry-run"], jl("email", {"permission": "email", "user": USER3}), secret=APP_SECRET),
+            run(["-v", "--dry-run", "--token"], jl("email", "publish_actions"), **with_app())]
+    assert [len(r.envelopes) for r in runs] == [2, 2, 1, 1, 1, 1, 2, 2]
+    assert_no_token_in_urls(sb)
+    assert debug_token_items(sb), "--token asked debug_token"
+    for r in runs[6:]:
+        for e in r.envelopes:
+            req = e["result"]["request"]
+            assert set(req) == {"method", "url", "headers", "body"}, req
+            assert "access_token" not in req["url"], req
+            assert "access_token" not in (req.get("body") or ""), req
+    dry = runs[6].envelopes[0]["result"]["request"]
+    assert dry["method"] == "GET", dry
+    assert urllib.parse.urlsplit(dry["url"]).path == perm_path("me"), dry
+    assert any(h.lower().startswith("authorization: bearer ") and "redacted" in h.lower() for h in dry["headers"]), dry
+
+
+def test_dry_run_with_token_shows_no_input_token_in_a_url(run, sb):
+    """With --token the inspected token travels in the body of a batch POST, never in a
+    URL; --dry-run shows the request as it would be sent, so its URL has no input_token
+    either (the value is redacted, but a URL carrying it is what the design avoids)."""
+    r = run(["--dry-run", "--token"], jl("publish_actions", "email"), **with_app())
+    assert len(r.envelopes) == 2, r
+    for e in r.envelopes:
+        req = e["result"]["request"]
+        assert "input_token" not in req["url"] and "access_token" not in req["url"], req
+    assert sb.log() == []
+
+
+def test_dry_run_sends_nothing(run, sb):
+    r = run(["--dry-run"], jl("email", {"permissions": ["email", "user_posts"], "user": USER2}))
+    assert len(r.envelopes) == 2 and all(e["ok"] for e in r.envelopes), r
+    urls = [urllib.parse.urlsplit(e["result"]["request"]["url"]).path for e in r.envelopes]
+    assert urls == [perm_path("me"), perm_path(USER2)], urls
+    assert sb.log() == []
+
+
+def test_app_secret_adds_an_accepted_proof_to_every_permissions_request(run, sb):
+    r = run([], jl({"permission": "email", "user": USER1}, {"permission": "email", "user": USER2}),
+            token=APP_TOKEN, secret=APP_SECRET)
+    assert all(e["ok"] for e in r.envelopes), r
+    r = run(["--token"], jl("email"), **with_app())
+    assert r.envelopes[0]["ok"], r
+    entries = perm_requests(sb)
+    assert len(entries) == 3, entries
+    for e in entries:
+        q = e["query"]
+        assert q.get("appsecret_proof") == ["[masked]"], ("proof in the query string", q)
+        [stamp] = q.get("appsecret_time", [None])
+        assert stamp is not None and re.fullmatch(r"[0-9]+", stamp), q
+        assert abs(int(stamp) - e["time"]) <= 5, ("appsecret_time is fresh", stamp, e["time"])
+        assert e["auth"]["outcome"] == "ok", e["auth"]
+
+
+def test_no_secret_no_proof(run, sb):
+    r = run([], jl("email"))
+    assert r.envelopes[0]["ok"], r
+    [e] = perm_requests(sb)
+    assert "appsecret_proof" not in e["query"] and "appsecret_time" not in e["query"], e["query"]
+
+
+def test_proof_requiring_app_with_its_secret(run, sb):
+    """sandbox-fb-secure-page-token is a Page token: /permissions is not a Page's edge (code
+    100), but the proof is accepted."""
+    r = run([], jl("pages_manage_posts"), token=SECURE_PAGE_TOKEN, secret=SECURE_APP_SECRET)
+    assert r.returncode == 1, r
+    check_graph_error(r.envelopes[0], "http", code="100", attempts=1)
+    [e] = perm_requests(sb)
+    assert e["auth"]["outcome"] == "ok", e["auth"]
+    r = run([], jl("pages_manage_posts"), token=SECURE_PAGE_TOKEN)
+    err = check_graph_error(r.envelopes[0], "auth", code="100", attempts=1)
+    assert "appsecret_proof" in err["message"], err
+
+
+# --------------------------------------------------------------------------------------
+# 8. throttling (as in issue 7 / fb-feed)
+# --------------------------------------------------------------------------------------
+
+def test_throttle_with_regain_beyond_max_wait_fails_now_and_stops_the_token(run, sb):
+    """Code 17 with 1 minute to regain, --max-wait 0: the record is rate_limit with reset, and
+    the later records on the same token (other users asked with it) are not sent."""
+    sb.fault("error", match={"path": perm_path("me")}, code=17, headers=usage_header(1))
+    t0 = time.time()
+    r = run(["-j", "1", "--max-wait", "0"],
+            jl("email", {"permission": "email", "user": USER1}, {"permissions": ["email"], "user": USER1}),
+            timeout=10)
+    assert r.elapsed < 5, ("a regain time beyond --max-wait is not waited for", r)
+    assert r.returncode == 1, r
+    first, second, third = r.envelopes
+    err = check_graph_error(first, "rate_limit", code="17", status=403, attempts=1)
+    check_api_error_extras(err)
+    reset = iso_to_epoch(err["reset"])
+    assert t0 + 45 <= reset <= time.time() + 75, ("reset = now + 1 minute", err["reset"])
+    for e in (second, third):
+        err2 = check_graph_error(e, "rate_limit", attempts=0)
+        assert "reset" in err2, ("the reset time is known", e)
+    assert [e["path"] for e in perm_requests(sb)] == [perm_path("me")], "later records on the token are not sent"
+
+
+def test_throttle_regain_beyond_default_max_wait(run, sb):
+    sb.fault("error", match={"path": perm_path("me")}, code=17, headers=usage_header(60))
+    t0 = time.time()
+    r = run(["-j", "1"], jl("email", {"permission": "email", "user": USER1}), timeout=10)
+    assert r.elapsed < 5, r
+    first, second = r.envelopes
+    err = check_graph_error(first, "rate_limit", code="17", attempts=1)
+    assert t0 + 3500 <= iso_to_epoch(err["reset"]) <= time.time() + 3700, err
+    check_graph_error(second, "rate_limit", attempts=0)
+    assert len(perm_requests(sb)) == 1
+
+
+def test_throttle_shared_by_the_records_of_that_request(run, sb):
+    sb.fault("error", match={"path": perm_path("me")}, code=17, headers=usage_header(5))
+    r = run(["--max-wait", "0"], jl("email", "pages_manage_posts", {"permissions": ["user_posts"]}), timeout=10)
+    assert r.returncode == 1, r
+    for e in r.envelopes:
+        err = check_graph_error(e, "rate_limit")
+        assert "reset" in err, e
+    assert len(perm_requests(sb)) == 1
+
+
+def test_throttle_without_regain_backs_off_and_resends(run, sb):
+    sb.fault("error", match={"path": perm_path("me")}, code=17)     # no usage header: back off
+    r = run([], jl("pages_manage_posts", "public_profile"), timeout=20)
+    assert r.returncode == 0, r
+    assert [e["result"]["status"] for e in r.envelopes] == ["granted", "granted"], r
+    refused, accepted = perm_requests(sb)
+    assert (refused["status"], accepted["status"]) == (403, 200)
+    assert r.elapsed < 10, r
+
+
+def test_throttle_without_regain_exhausts_retries_and_stops_the_token(run, sb):
+    sb.fault("error", match={"path": perm_path("me")}, code=17, count=None)
+    r = run(["-j", "1", "--retries", "2"], jl("email", {"permission": "email", "user": USER1}), timeout=20)
+    assert r.returncode == 1, r
+    first, second = r.envelopes
+    check_graph_error(first, "rate_limit", code="17", status=403, attempts=3)
+    check_graph_error(second, "rate_limit", attempts=0)
+    assert [e["path"] for e in perm_requests(sb)] == [perm_path("me")] * 3
+
+
+def test_sandbox_user_budget_gives_code_17(run, sb):
+    """The sandbox's own user budget, 2 calls an hour: the third run's request is refused
+    with code 17 (no regain time: with --retries 0, rate_limit at once)."""
+    sb.control(facebook_limits={"user": {"limit": 2, "window": 3600}})
+    for _ in range(2):
+        r = run([], jl("pages_manage_posts"))
+        assert r.returncode == 0, r
+    r = run(["--retries", "0"], jl("pages_manage_posts", {"permissions": ["email"]}), timeout=20)
+    assert r.returncode == 1, r
+    for e in r.envelopes:
+        check_graph_error(e, "rate_limit", code="17", status=403, attempts=1)
+    assert len(perm_requests(sb)) == 3
+
+
+# --------------------------------------------------------------------------------------
+# 9. input, usage and configuration errors
+# --------------------------------------------------------------------------------------
+
+def test_input_errors_are_per_line_and_never_sent(run, sb):
+    lines = [b"not json",                                               # 1
+             jl({"permission": "Email"}).strip(),                       # 2 upper case
+             jl({"permission": "pages-manage"}).strip(),                # 3 hyphen
+             jl({"permission": ""}).strip(),                            # 4 empty
+             jl({"permission": 5}).strip(),                             # 5 not a string
+             jl({"permissions": []}).strip(),                           # 6 empty list
+             jl({"permissions": "email"}).strip(),                      # 7 not a list
+             jl({"permissions": ["email", 1]}).strip(),                 # 8 not all strings
+             jl({"permission": "email", "permissions": ["email"]}).strip(),   # 9 both
+             jl({}).strip(),                                            # 10 neither
+             jl({"permission": "email", "user": "abc"}).strip(),        # 11 user not digits
+             b'{"permission":"email","permission":"email"}',            # 12 duplicate key
+             b"[1]",                                                    # 13 not an object
+             jl({"permission": "email", "user": "300000000000001x"}).strip()]   # 14
+    r = run([], b"\n".join(lines) + b"\n")
+    assert r.returncode == 1, r
+    assert [e["line"] for e in r.envelopes] == list(range(1, 15)), r
+    for e in r.envelopes:
+        assert e["ok"] is False and e["error"]["kind"] == "input", e
+        assert e["error"]["attempts"] == 0, e
+    assert sb.log() == []
+
+
+def test_unknown_profile_is_auth_for_that_record(run, sb, home):
+    write_private(credentials_path(home), {"default": "main",
+                                           "profiles": {"main": {"facebook": {"access_token": USER_TOKEN}},
+                                                        "x-only": {"twitter": {"bearer_token": "b"}}}})
+    r = run([], jl("pages_manage_posts", {"permission": "email", "profile": "missing"},
+                   {"permission": "email", "profile": "x-only"}, "public_profile"), token=None)
+    assert r.returncode == 1, r
+    got = r.by_line()
+    assert got[1]["ok"] and got[4]["ok"], r
+    for line in (2, 3):
+        assert got[line]["error"]["kind"] == "auth" and got[line]["error"]["attempts"] == 0, got[line]
+    assert len(perm_requests(sb)) == 1
+
+
+@pytest.mark.parametrize("args", [["--bogus"], ["--graph-version", "27"], ["--graph-version", "v27"],
+                                  ["--graph-version", "v27.1"], ["-j", "0"], ["--token=yes"],
+                                  ["--max-line", "x"]],
+                         ids=lambda a: " ".join(a))
+def test_usage_errors_exit_2_and_send_nothing(run, sb, args):
+    r = run(args, jl("email"))
+    assert_usage_error(r, TOOL)
+    assert sb.log() == []
+
+
+def test_usage_error_comes_before_the_missing_credentials(run, sb):
+    r = run(["--graph-version", "27"], jl("email"), token=None)
+    assert_usage_error(r, TOOL)
+
+
+def test_no_credentials_anywhere_is_exit_3(run, sb):
+    r = run([], jl("email"), token=None)
+    assert r.returncode == 3 and r.stdout == b"", r
+    assert b"FB_ACCESS_TOKEN" in r.stderr, r
+    r = run(["pages_manage_posts"], b"", token=None, secret=APP_SECRET, app_id=APP_ID)
+    assert r.returncode == 3 and r.stdout == b"", ("an app id and secret are no token", r)
+    assert sb.log() == []
+
+
+def test_help_and_version(bin_path, fb_env):
+    p = subprocess.run([bin_path, "--help"], capture_output=True, env=fb_env(), timeout=10)
+    assert p.returncode == 0 and b"--token" in p.stdout and b"--graph-version" in p.stdout, p
+    p = subprocess.run([bin_path, "--version"], capture_output=True, env=fb_env(), timeout=10)
+    assert p.returncode == 0 and re.fullmatch(rb"fb-perm-check [0-9][^\n]*\n", p.stdout), p
