@@ -21,9 +21,15 @@ let tool = ToolDescription(
     primaryField: "permission")
 
 let tokenOption = OptionSpec("token", help: "also inspect the token with debug_token (needs the app id and secret)")
+// -q, as `grep -q`: the exit status is the answer (contract §5).
+let quietOption = OptionSpec(CommonOptions.quiet.long, short: CommonOptions.quiet.short,
+                             help: "write nothing on stdout (and no progress line): the exit status answers")
+let options = [GraphSetup.versionOption, tokenOption]
+    + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 4).map {
+        $0.long == quietOption.long ? quietOption : $0
+    }
 
-let status = ToolMain.run(tool, options: [GraphSetup.versionOption, tokenOption]
-    + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 4)) { arguments throws(StartupError) in
+let status = ToolMain.run(tool, options: options) { arguments throws(StartupError) in
     let graph = try GraphSetup(arguments: arguments, tool: tool)
     let inspectsToken = arguments.isSet(tokenOption)
     if inspectsToken && !arguments.isSet(CommonOptions.dryRun)

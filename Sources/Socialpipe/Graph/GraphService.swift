@@ -123,7 +123,7 @@ public final class GraphService: APIService {
     /// What code 190's subcodes say about the token.
     static let tokenProblems: [Int64: String] = [
         458: "the app is not installed or was removed",
-        459: "the user is checkpointed and must log in on facebook.com",
+        459: "the user is checkpointed: log in on facebook.com",
         460: "the password changed",
         463: "the token has expired",
         464: "the user is not confirmed",
