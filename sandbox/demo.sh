@@ -39,8 +39,10 @@ TW_CONSUMER_KEY=sandbox-consumer-key
 TW_CONSUMER_SECRET=sandbox-consumer-secret
 TW_ACCESS_TOKEN=1000000000000000001-sandboxaccesstoken
 TW_ACCESS_TOKEN_SECRET=sandbox-access-token-secret
+FB_ACCESS_TOKEN=sandbox-fb-page-token
 XDG_CONFIG_HOME=$work
-export TW_API_BASE FB_API_BASE TW_CONSUMER_KEY TW_CONSUMER_SECRET TW_ACCESS_TOKEN TW_ACCESS_TOKEN_SECRET XDG_CONFIG_HOME
+export TW_API_BASE FB_API_BASE TW_CONSUMER_KEY TW_CONSUMER_SECRET TW_ACCESS_TOKEN TW_ACCESS_TOKEN_SECRET \
+    FB_ACCESS_TOKEN XDG_CONFIG_HOME
 
 step() {
     printf '\n\033[1m== %s\033[0m\n' "$1"
@@ -115,6 +117,28 @@ jq -s length "$work/part2.jsonl"
 printf 'both parts: %s accounts, %s distinct (follows_25000 follows 25,000)\n' \
     "$(cat "$work/part1.jsonl" "$work/part2.jsonl" | jq -r 'select(.ok) | .result.id' | wc -l | tr -d ' ')" \
     "$(cat "$work/part1.jsonl" "$work/part2.jsonl" | jq -r 'select(.ok) | .result.id' | sort -u | wc -l | tr -d ' ')"
+
+step "fb-feed posts on a Facebook Page with the Page's access token (FB_ACCESS_TOKEN)" \
+     "fb-feed 'socialpipe 0.1: Unix filters for the X and Graph APIs' | jq -c ."
+fb-feed 'socialpipe 0.1: Unix filters for the X and Graph APIs' | jq -c .
+echo "what the sandbox received:"
+curl -sS "$base/__posts?service=facebook" | jq -c '.posts[-1] | {id, page_id, message, published}'
+
+step "--batch 50: 120 posts travel in Graph batch requests of up to 50, each post keeps its envelope" \
+     "seq 120 | jq -c '{message: \"Tip \\(.) of 120: pipe JSON lines into fb-feed\"}' | fb-feed --batch 50 | jq -s 'map(select(.ok)) | length'"
+since=$(curl -sS "$base/__log?limit=1" | jq '.[0].seq // 0')
+seq 120 | jq -c '{message: "Tip \(.) of 120: pipe JSON lines into fb-feed"}' \
+    | fb-feed --batch 50 >"$work/tips.jsonl"
+printf 'ok envelopes: '
+jq -s 'map(select(.ok)) | length' "$work/tips.jsonl"
+printf 'batch requests the sandbox received, and the posts in each: '
+curl -sS "$base/__log?since=$since" | jq -c '[.[] | select(.endpoint == "POST /") | (.batch | length)]'
+
+step "the old wall-post fields are refused before sending: Facebook has ignored them since July 2017" \
+     "echo '{\"message\":\"New on the blog\",\"link\":\"https://example.org/blog/pipes\",\"picture\":\"https://example.org/cover.png\"}' | fb-feed | jq -c '{ok, error: .error.kind, why: .error.message}'"
+echo '{"message":"New on the blog","link":"https://example.org/blog/pipes","picture":"https://example.org/cover.png"}' \
+    | fb-feed >"$work/legacy.jsonl" || echo "exit status $?: nothing was sent"
+jq -c '{ok, error: .error.kind, why: .error.message}' "$work/legacy.jsonl"
 
 step "nothing posted twice" "curl -s $base/__posts | jq '{total, duplicates}'"
 curl -sS "$base/__posts" | jq -c '{total, duplicates}'

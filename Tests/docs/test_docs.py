@@ -4,7 +4,8 @@ For every tool that has a man page in man/ and a built binary (the `tool`
 fixture: $SOCIALPIPE_BIN, else .build/release), the long and short options
 that `--help` lists are exactly those of the man page's OPTIONS section and
 those the bash, zsh and fish completions offer, and the fixed choices of
---format and --api agree everywhere. A tool whose binary is not built yet is
+--format and --api agree everywhere, and so do the Graph API versions that
+--graph-version offers (each accepted by the tool, the default among them). A tool whose binary is not built yet is
 skipped, saying so. Every page passes `mandoc -Tlint -W warning`; the README
 names the two first-run commands; socialpipe.7 lists the contract's exit
 statuses.
@@ -33,6 +34,9 @@ TOOLS = sorted(p.stem for p in MAN.glob("*.1"))
 PAGES = sorted(p.name for p in MAN.iterdir() if re.fullmatch(r".+\.[1-9]", p.name))
 # Options whose value is one of a fixed set, wherever a tool has them.
 CHOICE_OPTIONS = ("format", "api")
+# The Graph tools' version option: any vNN.0 is accepted, so the completions
+# offer the versions Meta serves and the man page names the default.
+GRAPH_VERSION_OPTION = "graph-version"
 # Contract §3 (docs/contract.md): 0, 1, 2, 3, 130/143, and 141 for a closed stdout.
 CONTRACT_EXIT_STATUSES = {0, 1, 2, 3, 130, 141, 143}
 # Statuses the tools have and the contract does not have yet: issue 7 made
@@ -301,6 +305,32 @@ def test_choices_agree_between_help_man_page_and_completions(tool, name):
         for shell in ("bash", "zsh", "fish"):
             assert completion_choices(shell, name, option, os.path.dirname(path)) == choices, \
                 "--%s: %s completion vs the tool" % (option, shell)
+
+
+@pytest.mark.parametrize("name", TOOLS)
+def test_graph_versions_agree_between_help_man_page_completions_and_the_tool(tool, name, tmp_path):
+    path = built(tool, name)
+    longs, _ = help_options(path)
+    if GRAPH_VERSION_OPTION not in longs:
+        pytest.skip("%s has no --%s" % (name, GRAPH_VERSION_OPTION))
+    m = re.search(r"(?m)^\s+--%s\b.*\belse (v[0-9]+\.0)\)\s*$" % GRAPH_VERSION_OPTION, help_text(path))
+    assert m, "--help names no default Graph API version"
+    default = m.group(1)
+    assert default in man_choices(name + ".1", GRAPH_VERSION_OPTION), "man page does not name the default version"
+    bindir = os.path.dirname(path)
+    offered = {shell: completion_choices(shell, name, GRAPH_VERSION_OPTION, bindir) for shell in ("bash", "zsh", "fish")}
+    assert offered["bash"] == offered["zsh"] == offered["fish"], "--%s: completions differ: %r" % (
+        GRAPH_VERSION_OPTION, offered)
+    assert default in offered["bash"], "the completions do not offer the default version"
+    env = dict(os.environ, FB_ACCESS_TOKEN="docs-test-token", XDG_CONFIG_HOME=str(tmp_path))
+    for key in ("FB_APP_SECRET", "FB_GRAPH_VERSION", "FB_API_BASE", "SOCIALPIPE_CREDENTIALS", "SOCIALPIPE_PROFILE"):
+        env.pop(key, None)
+    for version in sorted(offered["bash"]):
+        assert re.fullmatch(r"v[0-9]+\.0", version), "a completion offers %r" % version
+        p = run([path, "--%s=%s" % (GRAPH_VERSION_OPTION, version), "--dry-run", "x"], env=env)
+        assert p.returncode != 2, "the tool refuses the offered version %s: %s" % (version, p.stderr)
+    p = run([path, "--%s=v27" % GRAPH_VERSION_OPTION, "--dry-run", "x"], env=env)
+    assert p.returncode == 2, "the man page's vNN.0 form is not what the tool checks: v27 passed"
 
 
 @pytest.mark.parametrize("name", TOOLS)

@@ -1,0 +1,48 @@
+# fish completion for fb-feed(1), part of socialpipe
+
+# Profile names of the credentials file in use (needs jq).
+function __socialpipe_profiles
+    set -l file
+    set -l tokens (commandline -opc)
+    for i in (seq (count $tokens))
+        switch $tokens[$i]
+            case --credentials
+                set file $tokens[(math $i + 1)]
+            case '--credentials=*'
+                set file (string replace -- --credentials= '' $tokens[$i])
+        end
+    end
+    test -n "$file"; or set file $SOCIALPIPE_CREDENTIALS
+    if test -z "$file"
+        set -q XDG_CONFIG_HOME[1]; and test -n "$XDG_CONFIG_HOME"
+        and set file $XDG_CONFIG_HOME/socialpipe/credentials.json
+        or set file $HOME/.config/socialpipe/credentials.json
+    end
+    set file (string replace -r '^~/' "$HOME/" -- $file)
+    test -r "$file"; and command -q jq; or return 0
+    jq -r '.profiles | keys[]' -- $file 2>/dev/null
+end
+
+complete -c fb-feed -f
+# The Graph API versions Meta serves (November 2026), latest first.
+complete -c fb-feed -l graph-version -x -k -a 'v27.0\t"latest (default)" v26.0 v25.0 v24.0 v23.0 v22.0 v21.0' -d 'Graph API version'
+complete -c fb-feed -l batch -x -d 'Send up to N posts in one batch request (2-50)'
+complete -c fb-feed -l allow-legacy-fields -d 'Send picture, name, caption, description and app_id anyway'
+complete -c fb-feed -s j -l parallel -x -d 'At most N requests in flight (default 1)'
+complete -c fb-feed -l unordered -d 'Write outcomes as they complete'
+complete -c fb-feed -l dry-run -d 'Build and sign each request, send nothing'
+complete -c fb-feed -l timeout -x -d 'Per-request timeout in seconds (default 30)'
+complete -c fb-feed -l retries -x -d 'Retries for retryable failures (default 3)'
+complete -c fb-feed -l max-wait -x -d 'Longest rate-limit wait in seconds (default 900)'
+complete -c fb-feed -l api-base -x -d 'Base URL of the Graph API'
+complete -c fb-feed -l cacert -rF -d 'CA bundle to trust'
+complete -c fb-feed -l credentials -rF -d 'Credentials file'
+complete -c fb-feed -l profile -x -a '(__socialpipe_profiles)' -d 'Profile in the credentials file'
+complete -c fb-feed -s R -l raw-input -d 'Each input line is the message of a post'
+complete -c fb-feed -l max-line -x -d 'Longest accepted input line (bytes)'
+complete -c fb-feed -s v -l verbose -d 'Log each request on stderr'
+complete -c fb-feed -s q -l quiet -d 'No progress line'
+complete -c fb-feed -l progress -d 'Show the progress line'
+complete -c fb-feed -l no-progress -d 'Never show the progress line'
+complete -c fb-feed -s h -l help -d 'Show the help and exit'
+complete -c fb-feed -l version -d 'Show the version and exit'
