@@ -17,9 +17,9 @@ is the user object as the library gives it back (v2) or {"id": ID} (v1.1).
 --stats FILE receives {"accounts", "pages", "seconds"}: seconds is the walk
 alone (the lookup included), after interpreter start-up and imports.
 
-Both libraries hard-code https://api.twitter.com; each gets the
-tweepy_post.RedirectingSession, which sends those requests to --api-base before
-they are prepared, so the libraries still sign (requests-oauthlib, HMAC-SHA1)
+Both libraries hard-code https://api.twitter.com; each gets peerlib's
+RedirectingSession, which sends those requests to --api-base before they are
+prepared, so the libraries still sign (requests-oauthlib, HMAC-SHA1)
 every request over the URL actually sent. twarc2's own OAuth1Session is the
 same thing: a requests.Session whose auth is requests_oauthlib.OAuth1.
 """
@@ -33,7 +33,7 @@ import tweepy
 from requests_oauthlib import OAuth1
 from twarc.client2 import Twarc2
 
-from tweepy_post import RedirectingSession
+from peerlib import TWITTER_HOST, RedirectingSession, write_stats
 
 # Sandbox defaults: the fields a v2 user object has when none are asked for.
 DEFAULT_USER_FIELDS = "id,name,username"
@@ -47,7 +47,7 @@ def credentials():
 def walk_tweepy(base, user):
     ck, cs, at, ats = credentials()
     client = tweepy.Client(consumer_key=ck, consumer_secret=cs, access_token=at, access_token_secret=ats)
-    client.session = RedirectingSession(base)
+    client.session = RedirectingSession(base, TWITTER_HOST)
     user_id = client.get_user(username=user, user_auth=True).data.id
     for response in tweepy.Paginator(client.get_users_following, user_id, max_results=1000, user_auth=True):
         yield [u.data for u in response.data or []]
@@ -56,7 +56,7 @@ def walk_tweepy(base, user):
 def walk_twarc2(base, user):
     ck, cs, at, ats = credentials()
     tw = Twarc2(consumer_key=ck, consumer_secret=cs, access_token=at, access_token_secret=ats, metadata=False)
-    session = RedirectingSession(base)
+    session = RedirectingSession(base, TWITTER_HOST)
     session.auth = OAuth1(ck, cs, at, ats)
     tw.client = session
     for page in tw.following(user, max_results=1000, user_fields=DEFAULT_USER_FIELDS):
@@ -66,7 +66,7 @@ def walk_twarc2(base, user):
 def walk_tweepy_v11(base, user):
     ck, cs, at, ats = credentials()
     api = tweepy.API(tweepy.OAuth1UserHandler(ck, cs, at, ats))
-    api.session = RedirectingSession(base)
+    api.session = RedirectingSession(base, TWITTER_HOST)
     for ids in tweepy.Cursor(api.get_friend_ids, screen_name=user, count=5000, stringify_ids=True).pages():
         yield [{"id": i} for i in ids]
 
@@ -97,9 +97,7 @@ def main(argv=None):
             break
     out.flush()
     seconds = time.perf_counter() - started
-    if args.stats:
-        with open(args.stats, "w", encoding="utf-8") as f:
-            json.dump({"accounts": accounts, "pages": pages, "seconds": seconds}, f)
+    write_stats(args.stats, accounts=accounts, pages=pages, seconds=seconds)
     return 0
 
 

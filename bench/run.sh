@@ -1,9 +1,9 @@
 #!/bin/sh
 # `make bench`: oauth-sign's throughput against oauthlib, a liboauth program and
-# a jansson-only floor, then its start-up against curl; then tw-post and
-# tw-friends against the sandbox (tw_post_bench.py, tw_friends_bench.py). A
-# report, not a test: exits 0 when a goal is missed, non-zero only when the
-# bench cannot run.
+# a jansson-only floor, then its start-up against curl; then tw-post,
+# tw-friends, fb-feed and fb-perm-check against the sandbox (tw_post_bench.py,
+# tw_friends_bench.py, fb_feed_bench.py, fb_perm_check_bench.py). A report, not
+# a test: exits 0 when a goal is missed, non-zero only when the bench cannot run.
 #
 # Environment: SOCIALPIPE_BIN (directory holding oauth-sign; required),
 # PYTHON (a python with oauthlib; default python3), BENCH_RECORDS (default
@@ -221,31 +221,57 @@ else
     echo "################################################################################"
 fi
 
+# ---------------------------------------------------------------- the sandbox benchmarks
+# Each prints its own report and banner after the one above and exits 0 whether
+# or not its goals are met, non-zero only when it cannot run (no sandbox, or a
+# Python peer's library missing from $python); a tool not yet built is skipped
+# with a line saying so, and its goals are MISS. Each sets its own (sandbox)
+# credentials. All of them run; then run.sh exits with the first non-zero
+# status among them.
+sandbox_status=0
+
+# sandbox_bench TOOL SCRIPT: runs bench/SCRIPT against the tools in $bin.
+sandbox_bench() {
+    echo
+    echo "bench: $1 benchmark against the sandbox" >&2
+    bench_status=0
+    "$python" "$here/$2" --bin "$bin" || bench_status=$?
+    [ "$sandbox_status" != 0 ] || sandbox_status=$bench_status
+}
+
 # ---------------------------------------------------------------- tw-post
 # tw-post against the sandbox beside a tweepy create_tweet loop and a trivial
 # client that measures the sandbox's own ceiling (bench/tw_post_bench.py, about
-# a minute and a half). It prints its own report and banner after the one
-# above, and exits 0 whether or not its goals are met; non-zero only when it
-# cannot run (no sandbox, no tweepy in $python). It sets its own (sandbox)
-# credentials. Environment: BENCH_TW_POSTS (default 1000), BENCH_TW_RUNS
-# (default 1), BENCH_TW_LATENCY_MS (default 20), BENCH_TW_SANDBOX_THREADS
-# (default 16).
-echo
-echo "bench: tw-post benchmark against the sandbox" >&2
-tw_status=0
-"$python" "$here/tw_post_bench.py" --bin "$bin" || tw_status=$?
+# a minute and a half). Environment: BENCH_TW_POSTS (default 1000),
+# BENCH_TW_RUNS (default 1), BENCH_TW_LATENCY_MS (default 20),
+# BENCH_TW_SANDBOX_THREADS (default 16).
+sandbox_bench tw-post tw_post_bench.py
 
 # ---------------------------------------------------------------- tw-friends
 # tw-friends walking the sandbox's 1,000,000-account user beside tweepy's
 # Paginator, twarc2's following and the sandbox's own ceiling, for API v2 and
-# v1.1 (bench/tw_friends_bench.py, about a minute). Its own report and banner;
-# exits 0 whether or not its goals are met, non-zero only when it cannot run.
-# A tw-friends not yet built is skipped with a line saying so. Environment:
+# v1.1 (bench/tw_friends_bench.py, about a minute). Environment:
 # BENCH_TWF_ACCOUNTS (default 1000000), BENCH_TWF_SMALL (default 10000),
 # BENCH_TWF_RUNS (default 1).
-echo
-echo "bench: tw-friends benchmark against the sandbox" >&2
-friends_status=0
-"$python" "$here/tw_friends_bench.py" --bin "$bin" || friends_status=$?
-[ "$tw_status" = 0 ] || exit "$tw_status"
-exit "$friends_status"
+sandbox_bench tw-friends tw_friends_bench.py
+
+# ---------------------------------------------------------------- fb-feed
+# fb-feed posting 1,000 messages to the sandbox's demo Page, sequentially,
+# with --parallel 8 and with --batch 50, beside a facebook-sdk put_object loop
+# and the sandbox's own ceiling, with peak RSS (bench/fb_feed_bench.py, about a
+# minute and a half). Environment: BENCH_FB_POSTS (default 1000), BENCH_FB_RUNS
+# (default 1), BENCH_FB_LATENCY_MS (default 20), BENCH_FB_SANDBOX_THREADS
+# (default 16).
+sandbox_bench fb-feed fb_feed_bench.py
+
+# ---------------------------------------------------------------- fb-perm-check
+# fb-perm-check answering 10,000 permission checks over 100 users (one shared
+# GET /{user}/permissions per user) with its default --parallel 4 and with
+# --parallel 8, beside a facebook-sdk get_permissions loop (one request per
+# check) and the sandbox's own ceiling, with peak RSS
+# (bench/fb_perm_check_bench.py, about four minutes, nearly all of it the sdk).
+# Environment: BENCH_FBP_CHECKS (default 10000), BENCH_FBP_USERS (default 100),
+# BENCH_FBP_SMALL (default 1000), BENCH_FBP_RUNS (default 1),
+# BENCH_FBP_LATENCY_MS (default 20), BENCH_FBP_SANDBOX_THREADS (default 16).
+sandbox_bench fb-perm-check fb_perm_check_bench.py
+exit "$sandbox_status"

@@ -10,8 +10,8 @@ A report, not a test: exits 0 whether or not the goals are met (the closing
 banner says which were missed), 1 only when the benchmark cannot run (no
 sandbox, no tweepy or twarc). See bench/README.md.
 """
-import argparse
 import collections
+import functools
 import hashlib
 import http.client
 import json
@@ -20,21 +20,18 @@ import re
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "sandbox"))
+from benchlib import (RSS_GROWTH_MIB, Record, Verdicts, arg_parser, clean_env, count_envelopes, fail, fastest,
+                      fmt, log_figures, measure, note, parse_args, print_header, print_problems, rss_mib,
+                      runs_line, setup, start_sandbox, tool_run, unchecked_oauth_header)
 
-import harness  # noqa: E402
-from benchlib import (TIME, Record, Verdicts, clean_env, count_envelopes, fmt, note,  # noqa: E402
-                      prepare_out, print_problems, run_measured, runs_line, unchecked_oauth_header)
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 # Goals (issue 8): tw-friends >= 3x the fastest peer or >= 90 % of the sandbox
 # ceiling, for v2 and for v1.1; peak RSS <= 32 MiB at 10,000 and at 1,000,000 accounts.
 GOAL_PEER = 3.0
 GOAL_CEILING_SHARE = 90.0
 GOAL_RSS_MIB = 32.0
-RSS_GROWTH_MIB = 2.0   # more between the small and the full run is reported as a problem
-GOAL_ROW = "  %-22s %-40s %-22s %s"
+GOAL_COLUMNS = (22, 40, 22)
 USER = "jack"          # sandbox/default-config.json: id 12, follows 1,000,000 generated accounts
 PAGE = {"2": 1000, "1.1": 5000}
 # What the peers are (bench/friends_peers.py), per API.
@@ -46,9 +43,7 @@ NEXT_TOKEN = re.compile(rb'"next_token":"([^"]+)"')
 NEXT_CURSOR = re.compile(rb'"next_cursor_str":"(-?[0-9]+)"')
 
 
-def die(message):
-    sys.stderr.write("tw-friends bench: %s\n" % message)
-    sys.exit(1)
+die = functools.partial(fail, "tw-friends")
 
 
 class Phase(Record):
@@ -61,8 +56,9 @@ class Phase(Record):
         self.unique = None
         self.digest = None           # sha1 of the id sequence
 
-    def rate(self):
-        return self.accounts / self.seconds if self.seconds else None
+    def rate(self, n=None):
+        """Accounts per second (of n accounts, by default the ones written)."""
+        return super().rate(self.accounts if n is None else n)
 
     def complete(self, n):
         return self.seconds is not None and self.accounts == n and self.failed == 0 and self.unique in (None, n)
@@ -71,10 +67,7 @@ class Phase(Record):
 def collect_sandbox(sb, phase):
     """What the sandbox logged for the phase (requests, keep-alive connections,
     statuses); then forgets its log so the next phase starts from the same state."""
-    log = [e for e in sb.log() if e["service"] == "x"]
-    phase.requests = len(log)
-    phase.connections = len({e["client_port"] for e in log})
-    phase.statuses = collections.Counter(str(e["status"]) for e in log)
+    log_figures(phase, [e for e in sb.log() if e["service"] == "x"])
     sb.control(clear_log=True, reset_rate_limits=True)
 
 
@@ -156,16 +149,14 @@ def ceiling_walk(sb, api, limit):
 
 
 def run_ceiling(sb, args, api):
-    best = None
-    for _ in range(args.runs):
+    def once():
         phase = Phase("sandbox ceiling (trivial)", api)
         phase.seconds, phase.accounts, phase.kinds = ceiling_walk(sb, api, args.accounts)
         phase.failed = sum(phase.kinds.values())
         collect_sandbox(sb, phase)
-        if best is None or (phase.complete(args.accounts), -phase.seconds) > \
-                (best.complete(args.accounts), -best.seconds):
-            best = phase
-    return best
+        return phase
+
+    return fastest([once() for _ in range(args.runs)], args.accounts)
 
 
 def run_tw_friends(sb, args, api, accounts, env, label):
@@ -177,25 +168,16 @@ def run_tw_friends(sb, args, api, accounts, env, label):
     with open(stem + ".in.jsonl", "w", encoding="utf-8") as f:
         f.write(json.dumps(record) + "\n")
     argv = [args.tw_friends, "-q"] + ([] if api == "2" else ["--api", "1.1"])
-    best = None
-    peak = None
-    for _ in range(args.runs):
+
+    def once():
         phase = Phase(label, api)
-        status, seconds, rss = run_measured(argv, stem + ".in.jsonl", stem + ".out.jsonl", stem + ".err", env,
-                                            contender_timeout(accounts))
-        phase.exit_status, phase.seconds, phase.process_seconds, phase.rss_kib = status, seconds, seconds, rss
+        measure(phase, argv, stem + ".in.jsonl", stem, env, contender_timeout(accounts))
         phase.accounts, phase.failed, phase.kinds = count_envelopes(stem + ".out.jsonl")
         read_ids(stem + ".out.jsonl", phase)
         collect_sandbox(sb, phase)
-        if status != 0:
-            with open(stem + ".err", encoding="utf-8", errors="replace") as f:
-                phase.error = "exit %s: %s" % (status, f.read().strip()[-300:])
-        if rss is not None:
-            peak = rss if peak is None else max(peak, rss)
-        if best is None or (phase.complete(accounts), -phase.seconds) > (best.complete(accounts), -best.seconds):
-            best = phase
-    best.rss_kib = peak      # the peak over all runs, not only the fastest's
-    return best
+        return phase
+
+    return tool_run([once() for _ in range(args.runs)], accounts)
 
 
 def run_peer(sb, args, api, client, label, env):
@@ -204,31 +186,18 @@ def run_peer(sb, args, api, client, label, env):
             "--user", USER, "--stats", stem + ".stats.json"]
     if args.accounts < 1_000_000:
         argv += ["--max", str(args.accounts)]
-    best = None
-    for _ in range(args.runs):
+
+    def once():
         phase = Phase(label, api)
-        if os.path.exists(stem + ".stats.json"):
-            os.unlink(stem + ".stats.json")
-        status, seconds, rss = run_measured(argv, os.devnull, stem + ".out.jsonl", stem + ".err", env,
-                                            contender_timeout(args.accounts))
-        phase.exit_status, phase.process_seconds, phase.rss_kib = status, seconds, rss
-        phase.accounts = read_ids(stem + ".out.jsonl", phase)
-        try:
-            with open(stem + ".stats.json", encoding="utf-8") as f:
-                # The walk alone: a peer is not charged for interpreter start-up
-                # and imports (tw-friends's time includes its start-up).
-                phase.seconds = json.load(f)["seconds"]
-        except (OSError, ValueError, KeyError):
-            phase.seconds = None
-        if status != 0:
+        # The walk alone (--stats): a peer is not charged for interpreter
+        # start-up and imports (tw-friends's time includes its start-up).
+        if measure(phase, argv, os.devnull, stem, env, contender_timeout(args.accounts), stats=True) != 0:
             phase.failed = 1
-            with open(stem + ".err", encoding="utf-8", errors="replace") as f:
-                phase.error = "exit %s: %s" % (status, f.read().strip()[-300:])
+        phase.accounts = read_ids(stem + ".out.jsonl", phase)
         collect_sandbox(sb, phase)
-        if best is None or (phase.complete(args.accounts), -(phase.seconds or 1e9)) > \
-                (best.complete(args.accounts), -(best.seconds or 1e9)):
-            best = phase
-    return best
+        return phase
+
+    return fastest([once() for _ in range(args.runs)], args.accounts)
 
 
 def contender_timeout(accounts):
@@ -240,41 +209,18 @@ def contender_timeout(accounts):
 # ---------------------------------------------------------------------- report
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description="tw-friends benchmark against the sandbox")
-    p.add_argument("--bin", default=os.environ.get("SOCIALPIPE_BIN"),
-                   help="directory holding tw-friends (default $SOCIALPIPE_BIN)")
+    p = arg_parser("tw-friends")
     p.add_argument("--accounts", type=int, default=int(os.environ.get("BENCH_TWF_ACCOUNTS", 1_000_000)),
                    help="accounts of jack's list to walk (default all 1,000,000)")
     p.add_argument("--small", type=int, default=int(os.environ.get("BENCH_TWF_SMALL", 10_000)),
                    help="accounts of the memory-growth probe (default 10,000)")
-    p.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_TWF_RUNS", 1)),
-                   help="runs per contender, the fastest complete one counts")
-    p.add_argument("--out", default=os.path.join(HERE, "out", "tw-friends"))
-    args = p.parse_args(argv)
-    if not args.bin:
-        die("SOCIALPIPE_BIN (or --bin) must name the directory holding tw-friends")
+    args = parse_args(p, "tw-friends", "TWF", argv, latency=False)
     if not 1 <= args.small <= args.accounts <= 1_000_000 or args.runs < 1:
         die("need 1 <= --small <= --accounts <= 1000000 and --runs >= 1")
-    sys.stdout.reconfigure(line_buffering=True)
-    args.tw_friends = os.path.join(os.path.abspath(args.bin), "tw-friends")
-    have_tool = os.access(args.tw_friends, os.X_OK)
-    if not have_tool:
-        note("tw-friends: %s not found; its rows are skipped (build it first: make build)" % args.tw_friends)
-    if not os.access(TIME, os.X_OK):
-        note("%s not found (Debian package time): peak RSS is not measured" % TIME)
-    for module in ("tweepy", "twarc"):
-        try:
-            __import__(module)
-        except ImportError:
-            die("%s cannot import %s (make venv)" % (sys.executable, module))
-
-    xdg = prepare_out(args.out)
+    args.tw_friends, have_tool, xdg = setup(args, "tw-friends", {"tweepy": "tweepy", "twarc": "twarc"})
     n = args.accounts
 
-    try:
-        sb = harness.Sandbox.start(extra_args=["--no-verify-signatures", "--no-rate-limits"])
-    except harness.SandboxError as e:
-        die(str(e))
+    sb = start_sandbox("tw-friends", extra_args=["--no-verify-signatures", "--no-rate-limits"])
     phases = {}
     try:
         state = sb.state()
@@ -305,22 +251,15 @@ def main(argv=None):
         sb.stop()
 
     # ---------------------------------------------------------------- report
-    verdicts = Verdicts("tw-friends")
+    verdicts = Verdicts("tw-friends", GOAL_COLUMNS, 104)
     problems = []
-
-    def rss_mib(ph):
-        return None if ph is None or ph.rss_kib is None else ph.rss_kib / 1024.0
 
     def usable(ph, count=n):
         return ph is not None and ph.complete(count)
 
-    rule = "=" * 104
-    print()
-    print(rule)
-    print(" tw-friends benchmark: %s's list, {:,} accounts, default fields, from the sandbox".format(n) % USER)
-    print(" (signatures not checked, rate limits off, no added latency; the same for every client);")
-    print(runs_line(args.runs))
-    print(rule)
+    print_header([" tw-friends benchmark: %s's list, {:,} accounts, default fields, from the sandbox".format(n) % USER,
+                  " (signatures not checked, rate limits off, no added latency; the same for every client);",
+                  runs_line(args.runs)], 104)
     head = "  %-28s %8s %11s %9s %9s %8s %9s"
     for api in ("2", "1.1"):
         print(" API %s (pages of %d)" % (api, PAGE[api]))
@@ -370,38 +309,37 @@ def main(argv=None):
         tw = phases.get(("tw-friends", api))
         ceil = phases.get(("ceiling", api))
         peers = [phases[client, api] for client, _ in PEERS[api] if usable(phases.get((client, api)))]
-        fastest = max(peers, key=lambda ph: ph.rate(), default=None)
+        top = max(peers, key=lambda ph: ph.rate(), default=None)
         label = "tw-friends v%s" % api
         goal = "goal >= %gx or >= %g %%" % (GOAL_PEER, GOAL_CEILING_SHARE)
-        if usable(tw) and (fastest is not None or usable(ceil)):
-            x = tw.rate() / fastest.rate() if fastest else None
+        if usable(tw) and (top is not None or usable(ceil)):
+            x = tw.rate() / top.rate() if top else None
             share = 100.0 * tw.rate() / ceil.rate() if usable(ceil) else None
             ok = (x is not None and x >= GOAL_PEER) or (share is not None and share >= GOAL_CEILING_SHARE)
-            line = "%sx %s, %s %% of ceiling" % (fmt(x, "%.2f"), fastest.name if fastest else "peer",
+            line = "%sx %s, %s %% of ceiling" % (fmt(x, "%.2f"), top.name if top else "peer",
                                                 fmt(share, "%.0f"))
-            print(GOAL_ROW % (label, line, goal, verdicts.add(
-                ok, "%s: %sx the fastest peer, %s %% of the sandbox ceiling (%s)"
-                    % (label, fmt(x, "%.2f"), fmt(share, "%.0f"), goal))))
+            verdicts.goal(label, line, goal, ok, "%s: %sx the fastest peer, %s %% of the sandbox ceiling (%s)"
+                          % (label, fmt(x, "%.2f"), fmt(share, "%.0f"), goal))
             for ph in peers:
-                print("  %-22s %s" % ("", "%.2fx %s" % (tw.rate() / ph.rate(), ph.name)))
+                verdicts.aside("%.2fx %s" % (tw.rate() / ph.rate(), ph.name))
         else:
             why = "tw-friends not measured" if tw is None else "incomplete, see problems"
-            print(GOAL_ROW % (label, "n/a (%s)" % why, goal, verdicts.add(False, "%s (%s)" % (label, why))))
-        if usable(ceil) and fastest is not None:
-            print("  %-22s %s" % ("", "(sandbox ceiling: %.0f accounts/s, %.2fx %s: the most any client reaches here)"
-                                       % (ceil.rate(), ceil.rate() / fastest.rate(), fastest.name)))
+            verdicts.unmet(label, why, goal, "%s (%s)" % (label, why))
+        if usable(ceil) and top is not None:
+            verdicts.aside("(sandbox ceiling: %.0f accounts/s, %.2fx %s: the most any client reaches here)"
+                           % (ceil.rate(), ceil.rate() / top.rate(), top.name))
 
     full = [ph for (who, _), ph in phases.items() if who == "tw-friends" and ph.rss_kib is not None]
     for label, runs in (("peak RSS at {:,}".format(args.small), [probe] if probe and probe.rss_kib else []),
                         ("peak RSS at {:,}".format(n), full)):
+        goal = "goal <= %g MiB" % GOAL_RSS_MIB
         if runs:
             peak = max(rss_mib(ph) for ph in runs)
-            print(GOAL_ROW % ("tw-friends", "%s: %.1f MiB" % (label, peak), "goal <= %g MiB" % GOAL_RSS_MIB,
-                              verdicts.add(peak <= GOAL_RSS_MIB, "tw-friends %s: %.1f MiB (goal <= %g MiB)"
-                                           % (label, peak, GOAL_RSS_MIB))))
+            verdicts.goal("tw-friends", "%s: %.1f MiB" % (label, peak), goal, peak <= GOAL_RSS_MIB,
+                          "tw-friends %s: %.1f MiB (%s)" % (label, peak, goal))
         else:
-            print(GOAL_ROW % ("tw-friends", "%s: n/a (not measured)" % label, "goal <= %g MiB" % GOAL_RSS_MIB,
-                              verdicts.add(False, "tw-friends %s (not measured)" % label)))
+            verdicts.goal("tw-friends", "%s: n/a (not measured)" % label, goal, False,
+                          "tw-friends %s (not measured)" % label)
     if probe is not None and probe.rss_kib and full:
         growth = max(rss_mib(ph) for ph in full) - rss_mib(probe)
         print("  memory: tw-friends peak RSS %.1f MiB at %s accounts, %.1f MiB at %s (%+.1f MiB)"
@@ -415,7 +353,7 @@ def main(argv=None):
         json.dump({"accounts": n, "small": args.small, "runs": args.runs,
                    "phases": {"%s v%s" % k: v.as_dict() for k, v in phases.items()},
                    "verdicts": verdicts.as_list(), "problems": problems}, f, indent=1)
-    verdicts.banner(problems, width=104)
+    verdicts.banner(problems)
     return 0
 
 
