@@ -7,7 +7,7 @@ BINDIR   = $(DESTDIR)$(PREFIX)/bin
 MANDIR   = $(DESTDIR)$(PREFIX)/share/man
 COMPDIR  = $(DESTDIR)$(PREFIX)/share
 
-TOOLS    = oauth-sign tw-post tw-friends fb-feed
+TOOLS    = oauth-sign tw-post tw-friends fb-feed fb-perm-check
 SWIFT   ?= swift
 RELEASE  = .build/release
 BUILD_FLAGS = -c release --static-swift-stdlib

@@ -1,11 +1,15 @@
 """Shared fixtures: where the built tools are, a scrubbed environment, the sandbox,
-a run of the test module's TOOL against it; and sandbox/ and Tests/ on sys.path
-(for harness and toolenv)."""
+a run of the test module's TOOL against it (with X credentials: `run`; with
+Facebook ones: `fb_env`, `fb_run`); and sandbox/ and Tests/ on sys.path (for
+harness and toolenv).
+
+Module attributes the fixtures read: TOOL (the command), FB_TOKEN (the
+Facebook token `fb_env` and `fb_run` use unless told otherwise; default the demo
+user's), EXTRA_SECRETS (strings besides toolenv.SANDBOX_SECRETS that no run may
+print, e.g. made-up secrets the module's records carry)."""
 import os
 import pathlib
-import subprocess
 import sys
-import time
 
 import pytest
 
@@ -78,20 +82,46 @@ def make_env(home, sb):
     return _env
 
 
+def _secrets(request):
+    """What no run of the test module may print."""
+    return toolenv.SANDBOX_SECRETS + tuple(getattr(request.module, "EXTRA_SECRETS", ()))
+
+
 @pytest.fixture
 def run(request, bin_path, make_env):
     """run(args, stdin, credentials=None, api_base=True, extra=None, timeout=30) -> toolenv.Run
     of the module's TOOL, after checking that no secret reached stdout or stderr."""
     def _run(args=(), stdin=b"", credentials=None, api_base=True, extra=None, timeout=30):
-        env = make_env(credentials, api_base, extra)
-        t0 = time.monotonic()
-        try:
-            proc = subprocess.run([bin_path, *args], input=stdin, capture_output=True, env=env, timeout=timeout)
-        except subprocess.TimeoutExpired as e:
-            pytest.fail("%s %r did not finish within %s s; stdout so far %r, stderr %r"
-                        % (request.module.TOOL, list(args), timeout, (e.stdout or b"")[:1000],
-                           (e.stderr or b"")[:1000]))
-        r = toolenv.Run(proc, time.monotonic() - t0)
-        toolenv.assert_no_secrets(r.stdout, r.stderr)
-        return r
+        return toolenv.run_tool(bin_path, make_env(credentials, api_base, extra), args, stdin, timeout,
+                                secrets=_secrets(request))
+    return _run
+
+
+@pytest.fixture
+def fb_env(request, home, sb):
+    """fb_env(token=FB_TOKEN, secret=None, app_id=None, api_base=True, extra=None): the
+    scrubbed environment with Facebook credentials (toolenv.fb_credentials; token None:
+    no token) and FB_API_BASE pointing at the sandbox."""
+    default_token = getattr(request.module, "FB_TOKEN", toolenv.FB_USER_TOKEN)
+
+    def _env(token=default_token, secret=None, app_id=None, api_base=True, extra=None):
+        e = toolenv.fb_credentials(token, secret, app_id)
+        if api_base:
+            e["FB_API_BASE"] = sb.url
+        e.update(extra or {})
+        return toolenv.clean_env(home, e)
+    return _env
+
+
+@pytest.fixture
+def fb_run(request, bin_path, fb_env):
+    """fb_run(args, stdin, token=FB_TOKEN, secret=None, app_id=None, api_base=True, extra=None,
+    timeout=30) -> toolenv.Run of the module's TOOL with Facebook credentials (fb_env), after
+    checking that no token or secret reached stdout or stderr."""
+    default_token = getattr(request.module, "FB_TOKEN", toolenv.FB_USER_TOKEN)
+
+    def _run(args=(), stdin=b"", token=default_token, secret=None, app_id=None, api_base=True, extra=None,
+             timeout=30):
+        return toolenv.run_tool(bin_path, fb_env(token, secret, app_id, api_base, extra), args, stdin, timeout,
+                                secrets=_secrets(request))
     return _run

@@ -1,11 +1,14 @@
 """What the end-to-end tests share around a run of a built tool: its
-environment and the sandbox's X demo credentials, a port where nothing
-listens, the credentials file, and reading what a run wrote (each stdout line
-checked against the envelope of contract §2). Tests/conftest.py puts this
-directory on sys.path, so test modules import it."""
+environment and the sandbox's X and Facebook demo credentials, a port where
+nothing listens, the credentials file, reading what a run wrote (each stdout
+line checked against the envelope of contract §2), and for the Facebook tools
+reading the sandbox's Graph log and building its throttling faults.
+Tests/conftest.py puts this directory on sys.path, so test modules import it."""
+import datetime
 import json
 import os
 import queue
+import re
 import select
 import socket
 import subprocess
@@ -25,11 +28,34 @@ X_DEMO_CREDENTIALS = {
 X_APP_BEARER_TOKEN = "sandbox-bearer-token"
 X_OAUTH2_USER_TOKEN = "sandbox-oauth2-user-token"
 
-# Strings that must never appear in any output of any run.
+# The sandbox's demo Facebook world (sandbox/README.md §2): two apps, three users, a Page.
+FB_APP_ID = "100000000000001"
+FB_APP_SECRET = "sandbox-app-secret"
+FB_APP_TOKEN = FB_APP_ID + "|" + FB_APP_SECRET         # reads the permissions of all three users
+FB_SECURE_APP_ID = "100000000000002"                    # requires appsecret_proof on every call
+FB_SECURE_APP_SECRET = "sandbox-secure-app-secret"
+FB_PAGE = "200000000000001"
+FB_BLOCKED_PAGE = "200000000000002"                     # posting gives code 368
+FB_USER1, FB_USER2, FB_USER3 = "300000000000001", "300000000000002", "300000000000003"
+FB_USER_TOKEN = "sandbox-fb-user-token"                 # fb-user: FB_USER1
+FB_USER2_TOKEN = "sandbox-fb-user2-token"               # fb-user2: FB_USER2
+FB_USER3_TOKEN = "sandbox-fb-user3-token"               # fb-user3: FB_USER3
+FB_PAGE_TOKEN = "sandbox-fb-page-token"                 # fb-page: FB_PAGE
+FB_READONLY_PAGE_TOKEN = "sandbox-fb-page-readonly-token"
+FB_BLOCKED_PAGE_TOKEN = "sandbox-fb-blocked-page-token"
+FB_EXPIRED_USER_TOKEN = "sandbox-fb-expired-user-token"
+FB_SECURE_PAGE_TOKEN = "sandbox-fb-secure-page-token"  # of the proof-requiring app
+FB_DATA_LAPSED_TOKEN = "sandbox-fb-data-lapsed-token"
+FB_TOKENS = (FB_USER_TOKEN, FB_USER2_TOKEN, FB_USER3_TOKEN, FB_PAGE_TOKEN, FB_READONLY_PAGE_TOKEN,
+             FB_BLOCKED_PAGE_TOKEN, FB_EXPIRED_USER_TOKEN, FB_SECURE_PAGE_TOKEN, FB_DATA_LAPSED_TOKEN)
+FB_APP_SECRETS = (FB_APP_SECRET, FB_SECURE_APP_SECRET)  # FB_APP_TOKEN holds the first
+
+# Strings that must never appear in any output of any run (contract §4): the
+# sandbox's X secrets and tokens, every Facebook token and app secret.
 SANDBOX_SECRETS = ("sandbox-consumer-secret", "sandbox-access-token-secret", "sandbox-readonly-consumer-secret",
                    "sandbox-readonly-token-secret", "sandbox-unenrolled-consumer-secret",
                    "sandbox-unenrolled-token-secret", "sandbox-jack-token-secret", "sandbox-nobody-token-secret",
-                   X_OAUTH2_USER_TOKEN, X_APP_BEARER_TOKEN, "wrong-token-secret")
+                   X_OAUTH2_USER_TOKEN, X_APP_BEARER_TOKEN, "wrong-token-secret") + FB_TOKENS + FB_APP_SECRETS
 
 # Contract §2.
 ERROR_KINDS = {"input", "validation", "auth", "permission", "not_found", "duplicate", "rate_limit", "http",
@@ -61,6 +87,12 @@ def x_credentials(**override):
     c = dict(X_DEMO_CREDENTIALS)
     c.update(override)
     return c
+
+
+def fb_credentials(token=FB_USER_TOKEN, secret=None, app_id=None):
+    """Facebook credentials as environment variables (clean_env leaves out the None
+    ones): by default the demo user's token alone."""
+    return {"FB_ACCESS_TOKEN": token, "FB_APP_SECRET": secret, "FB_APP_ID": app_id}
 
 
 def closed_port():
@@ -152,6 +184,21 @@ def assert_no_secrets(*blobs, secrets=SANDBOX_SECRETS):
             blob = blob.decode("utf-8", "replace")
         for s in secrets:
             assert s not in blob, "secret %r leaked: %r" % (s, blob[:2000])
+
+
+def run_tool(bin_path, env, args=(), stdin=b"", timeout=30, secrets=SANDBOX_SECRETS):
+    """Runs a built tool to its end (failing the test after `timeout` seconds) and
+    returns its Run, after checking that none of `secrets` reached stdout or stderr."""
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run([bin_path, *args], input=stdin, capture_output=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail("%s %r did not finish within %s s; stdout so far %r, stderr %r"
+                    % (os.path.basename(bin_path), list(args), timeout, (e.stdout or b"")[:1000],
+                       (e.stderr or b"")[:1000]))
+    r = Run(proc, time.monotonic() - t0)
+    assert_no_secrets(r.stdout, r.stderr, secrets=secrets)
+    return r
 
 
 # --------------------------------------------------------------------------------------
@@ -322,6 +369,32 @@ def settled(fetch, size, quiet=0.3, bound=5):
     return last
 
 
+def check_fault_row(r, texts, counts, middle_requests, outcome, posted, requests, status, hangs):
+    """One row of a posting tool's fault matrix: three posts, a fault on the
+    second. The first and third are made once; the second ends `outcome`
+    (`ok` or an error kind) after `requests` requests with `posted` posts, and
+    a post is never re-sent. `counts` are the sandbox's posts by text,
+    `middle_requests` the logged requests of the second post."""
+    got = r.by_line()
+    assert sorted(got) == [1, 2, 3], ("exactly one envelope per record", r)
+    assert got[1]["ok"] is True and got[3]["ok"] is True, r
+    e = got[2]
+    if outcome == "ok":
+        assert e["ok"] is True, e
+        assert r.returncode == 0
+    else:
+        assert e["ok"] is False and e["error"]["kind"] == outcome, e
+        assert e["error"]["attempts"] == 1, ("a post is never re-sent", e)
+        if status is not None:
+            assert e["error"].get("status") == status, e
+        assert r.returncode == 1
+    assert counts.get(texts[0]) == 1 and counts.get(texts[2]) == 1, counts
+    assert counts.get(texts[1], 0) == posted, counts
+    assert len(middle_requests) == requests, middle_requests
+    if hangs:
+        assert 1.5 < r.elapsed < 10, r
+
+
 def assert_usage_error(r, tool):
     """Contract §3 and §5: exit 2, nothing on stdout, `TOOL: message` on stderr."""
     assert r.returncode == 2, r
@@ -369,3 +442,138 @@ def write_private(path, content):
         f.write(content if isinstance(content, str) else json.dumps(content))
     os.chmod(path, 0o600)
     return path
+
+
+# --------------------------------------------------------------------------------------
+# Facebook: the Graph API as the sandbox logged it, its error envelopes, throttling
+# --------------------------------------------------------------------------------------
+
+GRAPH_BATCH = "POST /"             # the sandbox log's endpoint key of a batch request
+# Error keys of a Graph error envelope, in order: contract §2 first, then the spec's extras.
+GRAPH_ERROR_KEY_ORDER = ERROR_KEY_ORDER + ["error_subcode", "type", "fbtrace_id", "reset"]
+# The spec's meanings of the code-190 subcodes, appended to the API's message as " (subcode N: MEANING)".
+FB_SUBCODE_MEANINGS = {458: "the app is not installed or was removed",
+                       459: "the user is checkpointed: log in on facebook.com",
+                       460: "the password changed", 463: "the token has expired", 464: "the user is not confirmed",
+                       467: "the token is invalid: the user logged out", 492: "the session is invalid"}
+ISO_UTC = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z")
+
+
+def batch_requests(sb):
+    """Log entries of Graph batch requests (POST /vNN.0/)."""
+    return [e for e in sb.log(service="facebook") if e["method"] == "POST" and e["endpoint"] == GRAPH_BATCH]
+
+
+def batch_items(entry):
+    """The `batch` array a logged batch request carried (secrets in it masked by the sandbox)."""
+    assert isinstance(entry["body"], dict), entry
+    [raw] = entry["body"]["batch"]
+    items = json.loads(raw)
+    assert isinstance(items, list), raw
+    return items
+
+
+def assert_no_token_in_urls(sb):
+    """Every logged Graph request: no access_token or input_token in the query string,
+    no token, app token or app secret in the path or the query, the token in
+    Authorization: Bearer (masked by the sandbox), and no access_token in a batch
+    item's relative_url or body. Returns the entries."""
+    entries = sb.log(service="facebook")
+    for e in entries:
+        for key in ("access_token", "input_token"):
+            assert key not in e["query"], ("token in a URL", e["seq"], e["path"], e["query"])
+        for t in FB_TOKENS + (FB_APP_TOKEN,) + FB_APP_SECRETS:
+            assert t not in e["path"], ("token in a path", e["path"])
+            assert t not in json.dumps(e["query"]), ("token in a query", e["query"])
+        auth = e["headers"].get("authorization", "")
+        assert auth.lower().startswith("bearer "), ("the token belongs in Authorization: Bearer", e["headers"])
+        if e["endpoint"] == GRAPH_BATCH:
+            for item in batch_items(e):
+                assert "access_token" not in item["relative_url"], item
+                assert "access_token" not in item.get("body", ""), item
+    return entries
+
+
+def assert_fresh_accepted_proofs(entries):
+    """Each of these logged Graph requests carries appsecret_proof (masked by the sandbox)
+    and a fresh appsecret_time in its query string, and the sandbox, which checked
+    HMAC-SHA256(secret, token|time), accepted them (a wrong or stale proof is not `ok`)."""
+    for e in entries:
+        q = e["query"]
+        assert q.get("appsecret_proof") == ["[masked]"], ("proof in the query string", q)
+        [stamp] = q.get("appsecret_time", [None])
+        assert stamp is not None and re.fullmatch(r"[0-9]+", stamp), q
+        assert abs(int(stamp) - e["time"]) <= 5, ("appsecret_time is fresh", stamp, e["time"])
+        assert e["auth"]["outcome"] == "ok", e["auth"]
+
+
+def check_graph_error(env, kind, code=None, status=None, attempts=None):
+    """The error envelope of a Graph error answer: kind, code as a string, the spec's
+    extras (error_subcode an int, type, fbtrace_id, reset) in order after the contract's
+    keys. Returns the error object."""
+    assert env["ok"] is False, env
+    err = env["error"]
+    assert err["kind"] == kind, env
+    keys = [k for k in err if k in GRAPH_ERROR_KEY_ORDER]
+    assert keys == [k for k in GRAPH_ERROR_KEY_ORDER if k in err], ("error keys out of order", list(err))
+    if code is not None:
+        assert err.get("code") == code, env
+    if status is not None:
+        assert err.get("status") == status, env
+    if attempts is not None:
+        assert err["attempts"] == attempts, env
+    if "error_subcode" in err:
+        assert isinstance(err["error_subcode"], int) and not isinstance(err["error_subcode"], bool), env
+    return err
+
+
+def check_api_error_extras(err):
+    """Every error answer of the sandbox carries type and fbtrace_id: the envelope keeps them."""
+    assert err.get("type") in ("OAuthException", "GraphMethodException"), err
+    assert isinstance(err.get("fbtrace_id"), str) and err["fbtrace_id"], err
+
+
+def iso_to_epoch(text):
+    """An envelope's UTC time (e.g. an error's `reset`) as epoch seconds."""
+    assert isinstance(text, str) and ISO_UTC.fullmatch(text), text
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def usage_header(regain, name="X-App-Usage", call_count=100):
+    """A Graph usage header as Graph sends it, at `call_count` percent, with
+    estimated_time_to_regain_access `regain` (minutes; fractions allowed):
+    X-App-Usage or X-Page-Usage as one object, X-Business-Use-Case-Usage as the
+    demo Page's list of one `pages` entry."""
+    usage = {"call_count": call_count, "total_cputime": call_count // 2, "total_time": call_count // 2,
+             "estimated_time_to_regain_access": regain}
+    value = {FB_PAGE: [dict(usage, type="pages")]} if name == "X-Business-Use-Case-Usage" else usage
+    return {name: json.dumps(value, separators=(",", ":"))}
+
+
+def check_throttled_without_waiting(r, t0, code, regain, records, status=None):
+    """A run of `records` records on one token whose first request got Graph's throttling
+    `code` with `regain` minutes to wait, beyond --max-wait (the run started at epoch
+    `t0`): it did not wait and exits 1; the first record is rate_limit after one attempt,
+    with the API's extras and reset = then + regain minutes (to 15 s); each later one is
+    rate_limit with a reset too, not sent (attempts 0). Returns the first record's error."""
+    assert r.elapsed < 5, ("a regain time beyond --max-wait is not waited for", r)
+    assert r.returncode == 1, r
+    assert len(r.envelopes) == records, r
+    first, *later = r.envelopes
+    err = check_graph_error(first, "rate_limit", code=code, status=status, attempts=1)
+    check_api_error_extras(err)
+    reset = iso_to_epoch(err["reset"])
+    assert t0 + regain * 60 - 15 <= reset <= time.time() + regain * 60 + 15, \
+        ("reset = now + %s minutes" % regain, err["reset"])
+    for e in later:
+        err2 = check_graph_error(e, "rate_limit", attempts=0)
+        assert "reset" in err2, ("the reset time is known", e)
+    return err
+
+
+def throttle_fault(sb, match, code, regain=None, header="X-App-Usage", count=1):
+    """A sandbox fault answering the requests `match` picks with Graph's throttling error
+    `code` (4, 17, 32, 613, 80001): with `regain` minutes in the usage header `header`,
+    or with no usage header at all (then the client backs off). Returns the fault id."""
+    headers = usage_header(regain, header) if regain is not None else {}
+    return sb.fault("error", match=match, code=code, count=count, headers=headers)

@@ -140,5 +140,43 @@ echo '{"message":"New on the blog","link":"https://example.org/blog/pipes","pict
     | fb-feed >"$work/legacy.jsonl" || echo "exit status $?: nothing was sent"
 jq -c '{ok, error: .error.kind, why: .error.message}' "$work/legacy.jsonl"
 
+# fb-perm-check reads a user's permissions, so it asks with the demo user's
+# token; fb-feed keeps posting with the Page's (FB_ACCESS_TOKEN).
+user_token=sandbox-fb-user-token
+fb_posts() { curl -sS "$base/__posts?service=facebook" | jq '.posts | length'; }
+
+step "fb-perm-check gates a post: exit status 0 only when every permission asked about is granted" \
+     "FB_ACCESS_TOKEN=$user_token fb-perm-check -q pages_manage_posts pages_read_engagement && fb-feed 'socialpipe 0.2 is out: fb-perm-check gates posts' | jq -c ."
+if FB_ACCESS_TOKEN=$user_token fb-perm-check -q pages_manage_posts pages_read_engagement; then
+    echo "exit status 0: both granted, so fb-feed posts:"
+    fb-feed 'socialpipe 0.2 is out: fb-perm-check gates posts' | jq -c .
+else
+    echo "demo: the gate stopped a post it should have let through" >&2
+    exit 1
+fi
+
+step "…and stops it once the Page's admin takes pages_manage_posts back (-q: nothing on stdout)" \
+     "FB_ACCESS_TOKEN=$user_token fb-perm-check -q pages_manage_posts pages_read_engagement && fb-feed 'socialpipe 0.2.1 is out'"
+curl -sS -X DELETE -H "Authorization: Bearer $user_token" \
+    "$base/v27.0/me/permissions/pages_manage_posts" >/dev/null
+before=$(fb_posts)
+status=0
+FB_ACCESS_TOKEN=$user_token fb-perm-check -q pages_manage_posts pages_read_engagement \
+    && fb-feed 'socialpipe 0.2.1 is out' || status=$?
+if [ "$status" -eq 0 ]; then
+    echo "demo: the gate let through a post it should have stopped" >&2
+    exit 1
+fi
+echo "exit status $status: not granted, so fb-feed did not run"
+printf 'posts on the Page before and after: %s %s\n' "$before" "$(fb_posts)"
+
+step "a list record answers every name; removed ones say what replaced them" \
+     "echo '{\"permissions\":[\"pages_show_list\",\"pages_manage_posts\",\"pages_read_engagement\",\"publish_actions\"]}' | FB_ACCESS_TOKEN=$user_token fb-perm-check | jq -c .result"
+status=0
+echo '{"permissions":["pages_show_list","pages_manage_posts","pages_read_engagement","publish_actions"]}' \
+    | FB_ACCESS_TOKEN=$user_token fb-perm-check >"$work/perms.jsonl" || status=$?
+jq -c .result "$work/perms.jsonl"
+echo "exit status $status"
+
 step "nothing posted twice" "curl -s $base/__posts | jq '{total, duplicates}'"
 curl -sS "$base/__posts" | jq -c '{total, duplicates}'

@@ -20,7 +20,7 @@ final class PermissionChecker: RecordTool {
 
     /// Permissions that no longer exist, and what a script asking for them
     /// wants today (graph-api.md §3, §4).
-    static let removed: [String: (replacement: String, why: String)] = [
+    static let removed: [String: (replacement: String?, why: String)] = [
         "publish_actions": ("pages_manage_posts", "publish_actions was removed on 2018-08-01: apps cannot post to user "
             + "timelines any more; a Page is posted to with a Page token holding pages_manage_posts"),
         "publish_stream": ("pages_manage_posts", "publish_stream was folded into publish_actions in 2012, which was removed "
@@ -30,6 +30,8 @@ final class PermissionChecker: RecordTool {
         "manage_pages": ("pages_show_list", "manage_pages was replaced by the pages_* permissions; listing the Pages a "
             + "person manages, and their tokens (GET /me/accounts), needs pages_show_list"),
         "read_stream": ("pages_read_engagement", "read_stream was removed; reading a Page's posts needs pages_read_engagement"),
+        "publish_to_groups": (nil, "publish_to_groups was removed from every API version on 2024-04-22 with the rest of "
+            + "the Groups API; nothing replaces it"),
     ]
 
     /// What a record asks.
@@ -200,7 +202,7 @@ final class CheckJob: Job {
         let result = JSON.object()
         result.set("user", string: question.user)
         var allGranted = true
-        var removed: [(String, String)] = []
+        var removed: [(String, String?)] = []
         let table = JSON.object()
         var status = ""
         for name in question.names {
@@ -218,7 +220,7 @@ final class CheckJob: Job {
             result.set("status", string: status)
             result.set("granted", .bool(allGranted))
             if let gone = PermissionChecker.removed[name] {
-                result.set("replacement", string: gone.replacement)
+                result.set("replacement", gone.replacement.map { .string($0) } ?? .null)
                 result.set("message", string: gone.why)
             }
         } else {
@@ -226,7 +228,7 @@ final class CheckJob: Job {
             result.set("permissions", table)
             if !removed.isEmpty {
                 let replacements = JSON.object()
-                for (name, replacement) in removed { replacements.set(member: name, string: replacement) }
+                for (name, replacement) in removed { replacements.set(member: name, replacement.map { .string($0) } ?? .null) }
                 result.set("removed", replacements)
             }
         }
@@ -235,12 +237,18 @@ final class CheckJob: Job {
         return .done
     }
 
-    /// `debug_token` refuses a token of another app with code 100.
+    /// Code 100 from `debug_token`: the token is another app's. From
+    /// `/permissions`: a Page token, whose `me` is a Page without permissions.
     func ending(with error: RecordError) -> RecordError {
-        guard askingForToken, error.code == "100" else { return error }
+        guard error.code == "100" else { return error }
         var error = error
-        error.kind = .auth
-        error.message += " (debug_token: the token belongs to another app than the app id and secret given)"
+        if askingForToken {
+            error.kind = .auth
+            error.message += " (debug_token: the token belongs to another app than the app id and secret given)"
+        } else if error.message.contains("node type (Page)") {
+            error.message += " (a Page token has no permissions of its own: ask with the token of a user who has a role "
+                + "on the Page, or with the app token and the user's id)"
+        }
         return error
     }
 }

@@ -5,8 +5,12 @@ fixture: $SOCIALPIPE_BIN, else .build/release), the long and short options
 that `--help` lists are exactly those of the man page's OPTIONS section and
 those the bash, zsh and fish completions offer, and the fixed choices of
 --format and --api agree everywhere, and so do the Graph API versions that
---graph-version offers (each accepted by the tool, the default among them). A tool whose binary is not built yet is
-skipped, saying so. Every page passes `mandoc -Tlint -W warning`; the README
+--graph-version offers (each accepted by the tool, the default among them).
+The names the completions offer as arguments are the same in every shell and
+each one is a name the tool asks the API about (fb-perm-check's permissions),
+and what -q does (hide the progress line, or, for fb-perm-check, all of
+stdout) is what --help, the man page and the fish descriptions say. A tool
+whose binary is not built yet is skipped, saying so. Every page passes `mandoc -Tlint -W warning`; the README
 names the two first-run commands; socialpipe.7 lists the contract's exit
 statuses.
 
@@ -15,6 +19,7 @@ function, zsh through a real completion widget in a pseudo-terminal, fish
 through `complete -C`.
 """
 import functools
+import json
 import os
 import pathlib
 import re
@@ -37,6 +42,13 @@ CHOICE_OPTIONS = ("format", "api")
 # The Graph tools' version option: any vNN.0 is accepted, so the completions
 # offer the versions Meta serves and the man page names the default.
 GRAPH_VERSION_OPTION = "graph-version"
+# Tools whose arguments are names from the API's vocabulary, with the field
+# an argument fills: the completions offer the same names in every shell, and
+# the tool takes each as a name it asks the API about (not a removed one).
+ARGUMENT_VOCABULARY = {"fb-perm-check": "permission"}
+# Contract §5: -q hides the progress line; fb-perm-check's writes nothing on
+# stdout either, as grep -q, and its docs must say which.
+QUIET_OPTION = "quiet"
 # Contract §3 (docs/contract.md): 0, 1, 2, 3, 130/143, and 141 for a closed stdout.
 CONTRACT_EXIT_STATUSES = {0, 1, 2, 3, 130, 141, 143}
 # Statuses the tools have and the contract does not have yet: issue 7 made
@@ -225,8 +237,13 @@ def zsh_complete(name, line):
     return tuple(w for w in p.stdout.split("\n") if w)
 
 
-@functools.lru_cache(maxsize=None)
 def fish_complete(name, line, bindir):
+    return tuple(word for word, _ in fish_complete_described(name, line, bindir))
+
+
+@functools.lru_cache(maxsize=None)
+def fish_complete_described(name, line, bindir):
+    """(word, description) pairs that fish offers for `line`."""
     need("fish")
     # As installed: found through fish_complete_path and loaded on first use,
     # which fish does only for a command it can find on PATH.
@@ -235,7 +252,7 @@ def fish_complete(name, line, bindir):
     env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"))
     p = run(["fish", "--no-config", "-c", script], env=env)
     assert p.returncode == 0, p.stderr
-    return tuple(w.split("\t", 1)[0] for w in p.stdout.split("\n") if w)
+    return tuple(tuple((w + "\t").split("\t")[:2]) for w in p.stdout.split("\n") if w)
 
 
 def _fish_quote(s):
@@ -253,6 +270,17 @@ def completion_options(shell, name, bindir):
         longs, _ = option_names(fish_complete(name, name + " --", bindir))
         _, shorts = option_names(fish_complete(name, name + " -", bindir))
     return longs, shorts
+
+
+def completion_arguments(shell, name, bindir):
+    """The words a completion offers for a first argument (options left out)."""
+    if shell == "bash":
+        words = bash_complete(name, name, "")
+    elif shell == "zsh":
+        words = zsh_complete(name, name + " ")
+    else:
+        words = fish_complete(name, name + " ", bindir)
+    return {w for w in words if not w.startswith("-")}
 
 
 def completion_choices(shell, name, option, bindir):
@@ -331,6 +359,66 @@ def test_graph_versions_agree_between_help_man_page_completions_and_the_tool(too
         assert p.returncode != 2, "the tool refuses the offered version %s: %s" % (version, p.stderr)
     p = run([path, "--%s=v27" % GRAPH_VERSION_OPTION, "--dry-run", "x"], env=env)
     assert p.returncode == 2, "the man page's vNN.0 form is not what the tool checks: v27 passed"
+
+
+def offline_env(tmp_path):
+    """Made-up credentials of every service, no credentials file, the default APIs:
+    enough for --dry-run, which sends nothing."""
+    env = dict(os.environ, FB_ACCESS_TOKEN="docs-test-token", TW_BEARER_TOKEN="docs-test-token",
+               XDG_CONFIG_HOME=str(tmp_path))
+    for key in ("FB_APP_ID", "FB_APP_SECRET", "FB_GRAPH_VERSION", "FB_API_BASE", "TW_API_BASE",
+                "TW_CONSUMER_KEY", "TW_CONSUMER_SECRET", "TW_ACCESS_TOKEN", "TW_ACCESS_TOKEN_SECRET",
+                "SOCIALPIPE_CREDENTIALS", "SOCIALPIPE_PROFILE"):
+        env.pop(key, None)
+    return env
+
+
+@pytest.mark.parametrize("name", TOOLS)
+def test_argument_names_agree_between_completions_and_the_tool(tool, name, tmp_path):
+    path = built(tool, name)
+    bindir = os.path.dirname(path)
+    offered = {shell: completion_arguments(shell, name, bindir) for shell in ("bash", "zsh", "fish")}
+    assert offered["bash"] == offered["zsh"] == offered["fish"], "arguments: completions differ: %r" % offered
+    if name not in ARGUMENT_VOCABULARY:
+        assert not offered["bash"], "%s: completions offer arguments %r; say what they are in ARGUMENT_VOCABULARY" % (
+            name, sorted(offered["bash"]))
+        return
+    words = sorted(offered["bash"])
+    assert words, "%s: the completions offer no %s names" % (name, ARGUMENT_VOCABULARY[name])
+    p = run([path, "--dry-run", *words], env=offline_env(tmp_path))
+    lines = [json.loads(line) for line in p.stdout.splitlines()]
+    assert [e["input"] for e in lines] == [{ARGUMENT_VOCABULARY[name]: w} for w in words], p.stdout
+    for word, envelope in zip(words, lines):
+        assert envelope["ok"] and "request" in envelope["result"], \
+            "the tool does not ask about the offered %s %r: %s" % (ARGUMENT_VOCABULARY[name], word, envelope)
+    assert p.returncode == 0, p.stderr
+
+
+def man_option_text(page, long):
+    """The description of the OPTIONS entry whose .It names --long, joined into one line."""
+    section = man_section(man_source(page), "OPTIONS")
+    m = re.search(r"(?ms)^\.It [^\n]*\bFl -%s\b[^\n]*\n(.*?)(?=^\.It |^\.El|\Z)" % re.escape(long), section)
+    assert m, "%s: no .It for --%s in OPTIONS" % (page, long)
+    return " ".join(re.sub(r"^\.[A-Z][a-z]\s*", "", line) for line in m.group(1).splitlines())
+
+
+@pytest.mark.parametrize("name", TOOLS)
+def test_quiet_means_the_same_in_help_man_page_completions_and_the_tool(tool, name, tmp_path):
+    path = built(tool, name)
+    if QUIET_OPTION not in help_options(path)[0]:
+        pytest.skip("%s has no --%s" % (name, QUIET_OPTION))
+    m = re.search(r"(?m)^\s+-q, --quiet\s+(.*)$", help_text(path))
+    assert m, "--help has no '-q, --quiet' line"
+    silent = "nothing on stdout" in m.group(1)
+    in_page = man_option_text(name + ".1", QUIET_OPTION)
+    assert ("nothing on standard output" in in_page) == silent, (
+        "--help says %r; the man page says %r" % (m.group(1), in_page))
+    described = dict(fish_complete_described(name, name + " -", os.path.dirname(path)))
+    assert ("stdout" in described.get("--quiet", "")) == silent, (
+        "--help says %r; fish describes --quiet as %r" % (m.group(1), described.get("--quiet")))
+    if silent:
+        p = run([path, "-q", "--dry-run", "x"], env=offline_env(tmp_path))
+        assert p.returncode == 0 and p.stdout == "", ("-q wrote on stdout", p.returncode, p.stdout)
 
 
 @pytest.mark.parametrize("name", TOOLS)

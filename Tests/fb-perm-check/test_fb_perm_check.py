@@ -34,7 +34,6 @@ Sections:
   8. throttling (code 17): regain time beyond --max-wait, none (backoff), retries exhausted
   9. input, usage and configuration errors
 """
-import datetime
 import json
 import re
 import subprocess
@@ -43,32 +42,27 @@ import urllib.parse
 
 import pytest
 
-from toolenv import (SANDBOX_SECRETS, Run, Running, assert_no_secrets, assert_usage_error, clean_env,
-                     credentials_path, jl, parse_envelope, wait_for_fault_hit, wait_until, write_private)
+from toolenv import (FB_APP_ID as APP_ID, FB_APP_SECRET as APP_SECRET, FB_APP_TOKEN as APP_TOKEN,
+                     FB_DATA_LAPSED_TOKEN as LAPSED_TOKEN, FB_EXPIRED_USER_TOKEN as EXPIRED_USER_TOKEN,
+                     FB_SECURE_APP_SECRET as SECURE_APP_SECRET, FB_SECURE_PAGE_TOKEN as SECURE_PAGE_TOKEN,
+                     FB_SUBCODE_MEANINGS as SUBCODE_MEANINGS, FB_USER1 as USER1, FB_USER2 as USER2,
+                     FB_USER2_TOKEN as USER2_TOKEN, FB_USER3 as USER3, FB_USER3_TOKEN as USER3_TOKEN,
+                     FB_USER_TOKEN as USER_TOKEN, FB_PAGE_TOKEN as PAGE_TOKEN)
+from toolenv import (SANDBOX_SECRETS, Running, assert_fresh_accepted_proofs, assert_no_secrets,
+                     assert_no_token_in_urls, assert_usage_error, batch_items, batch_requests, check_api_error_extras,
+                     check_graph_error, check_throttled_without_waiting, credentials_path, iso_to_epoch, jl,
+                     parse_envelope, throttle_fault, wait_for_fault_hit, write_private)
 
 TOOL = "fb-perm-check"
+FB_TOKEN = USER_TOKEN               # the token of `run` and `fb_env` (conftest) unless a test names another
+# A made-up token some runs inspect: never on stdout or stderr either (contract §4). The sandbox's
+# tokens and app secrets are in SANDBOX_SECRETS (the app token holds the app secret).
+EXTRA_SECRETS = ("not-a-sandbox-token",)
+FB_SECRETS = SANDBOX_SECRETS + EXTRA_SECRETS
 
-# The sandbox's demo Facebook world (sandbox/README.md §2).
-APP_ID = "100000000000001"
-APP_SECRET = "sandbox-app-secret"
-APP_TOKEN = APP_ID + "|" + APP_SECRET
-SECURE_APP_ID = "100000000000002"
-SECURE_APP_SECRET = "sandbox-secure-app-secret"
-USER1, USER2, USER3 = "300000000000001", "300000000000002", "300000000000003"
 USERS = (USER1, USER2, USER3)
-USER_TOKEN = "sandbox-fb-user-token"
-USER2_TOKEN = "sandbox-fb-user2-token"
-USER3_TOKEN = "sandbox-fb-user3-token"
-PAGE_TOKEN = "sandbox-fb-page-token"
-EXPIRED_USER_TOKEN = "sandbox-fb-expired-user-token"
-SECURE_PAGE_TOKEN = "sandbox-fb-secure-page-token"
-LAPSED_TOKEN = "sandbox-fb-data-lapsed-token"
 LAPSED_AT = "2025-07-01T00:00:00Z"           # its data_access_expires_at, 1751328000
 TOKEN_OF = {USER1: USER_TOKEN, USER2: USER2_TOKEN, USER3: USER3_TOKEN}
-FB_TOKENS = (USER_TOKEN, USER2_TOKEN, USER3_TOKEN, PAGE_TOKEN, EXPIRED_USER_TOKEN, SECURE_PAGE_TOKEN,
-             LAPSED_TOKEN, "sandbox-fb-page-readonly-token", "sandbox-fb-blocked-page-token")
-# Never on stdout or stderr (contract §4). The app token holds the app secret, so it is covered.
-FB_SECRETS = SANDBOX_SECRETS + FB_TOKENS + (APP_SECRET, SECURE_APP_SECRET, "not-a-sandbox-token")
 
 # What each configured user granted, declined or let expire (sandbox default-config.json).
 STATUS = {
@@ -89,55 +83,18 @@ REMOVED = {"status_update": "pages_manage_posts", "publish_stream": "pages_manag
 
 VERSION = "v27.0"
 PERMISSIONS = "GET /{id}/permissions"     # the sandbox log's endpoint key
-BATCH = "POST /"
-ISO_UTC = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z")
-GRAPH_ERROR_ORDER = ["kind", "status", "code", "message", "attempts", "error_subcode", "type", "fbtrace_id",
-                     "reset"]
-SUBCODE_MEANINGS = {458: "the app is not installed or was removed",
-                    459: "the user is checkpointed: log in on facebook.com",
-                    460: "the password changed", 463: "the token has expired", 464: "the user is not confirmed",
-                    467: "the token is invalid: the user logged out", 492: "the session is invalid"}
 
 
 # --------------------------------------------------------------------------------------
-# helpers
+# helpers (the Graph ones every Facebook tool needs are in toolenv.py, the fixtures
+# `run` (= fb_run) and `fb_env` in conftest.py)
 # --------------------------------------------------------------------------------------
 
-def fb_credentials(token=USER_TOKEN, secret=None, app_id=None):
-    """Facebook credentials as environment variables (None values are left out)."""
-    return {"FB_ACCESS_TOKEN": token, "FB_APP_SECRET": secret, "FB_APP_ID": app_id}
-
-
 @pytest.fixture
-def fb_env(home, sb):
-    """fb_env(token=USER_TOKEN, secret=None, app_id=None, api_base=True, extra=None): the
-    scrubbed environment with Facebook credentials and FB_API_BASE at the sandbox."""
-    def _env(token=USER_TOKEN, secret=None, app_id=None, api_base=True, extra=None):
-        e = fb_credentials(token, secret, app_id)
-        if api_base:
-            e["FB_API_BASE"] = sb.url
-        e.update(extra or {})
-        return clean_env(home, e)
-    return _env
-
-
-@pytest.fixture
-def run(bin_path, fb_env):
+def run(fb_run):
     """run(args, stdin, token=USER_TOKEN, secret=None, app_id=None, api_base=True, extra=None,
     timeout=30) -> toolenv.Run, after checking that no token or secret reached stdout or stderr."""
-    def _run(args=(), stdin=b"", token=USER_TOKEN, secret=None, app_id=None, api_base=True, extra=None,
-             timeout=30):
-        env = fb_env(token, secret, app_id, api_base, extra)
-        t0 = time.monotonic()
-        try:
-            proc = subprocess.run([bin_path, *args], input=stdin, capture_output=True, env=env, timeout=timeout)
-        except subprocess.TimeoutExpired as e:
-            pytest.fail("%s %r did not finish within %s s; stdout so far %r, stderr %r"
-                        % (TOOL, list(args), timeout, (e.stdout or b"")[:1000], (e.stderr or b"")[:1000]))
-        r = Run(proc, time.monotonic() - t0)
-        assert_no_secrets(r.stdout, r.stderr, secrets=FB_SECRETS)
-        return r
-    return _run
+    return fb_run
 
 
 def with_app(token=USER_TOKEN):
@@ -151,19 +108,6 @@ def perm_requests(sb, user=None):
     if user is None:
         return entries
     return [e for e in entries if e["path"] == "/%s/%s/permissions" % (VERSION, user)]
-
-
-def batch_requests(sb):
-    return [e for e in sb.log(service="facebook") if e["method"] == "POST" and e["endpoint"] == BATCH]
-
-
-def batch_items(entry):
-    """The `batch` array a logged batch request carried (secrets in it masked by the sandbox)."""
-    assert isinstance(entry["body"], dict), entry
-    [raw] = entry["body"]["batch"]
-    items = json.loads(raw)
-    assert isinstance(items, list), raw
-    return items
 
 
 def debug_token_items(sb):
@@ -187,43 +131,6 @@ def check_result(env, expected):
     got = env["result"]
     assert got == expected, env
     assert list(got) == list(expected), ("result keys out of order", list(got), list(expected))
-
-
-def check_graph_error(env, kind, code=None, status=None, attempts=None):
-    """An error envelope: kind, code as a string, the spec's extras (error_subcode int,
-    type, fbtrace_id, reset) in order after the contract's keys."""
-    assert env["ok"] is False, env
-    err = env["error"]
-    assert err["kind"] == kind, env
-    keys = [k for k in err if k in GRAPH_ERROR_ORDER]
-    assert keys == [k for k in GRAPH_ERROR_ORDER if k in err], ("error keys out of order", list(err))
-    if code is not None:
-        assert err.get("code") == code, env
-    if status is not None:
-        assert err.get("status") == status, env
-    if attempts is not None:
-        assert err["attempts"] == attempts, env
-    if "error_subcode" in err:
-        assert isinstance(err["error_subcode"], int) and not isinstance(err["error_subcode"], bool), env
-    return err
-
-
-def check_api_error_extras(err):
-    """Every error answer of the sandbox carries type and fbtrace_id: the envelope keeps them."""
-    assert err.get("type") in ("OAuthException", "GraphMethodException"), err
-    assert isinstance(err.get("fbtrace_id"), str) and err["fbtrace_id"], err
-
-
-def iso_to_epoch(text):
-    assert isinstance(text, str) and ISO_UTC.fullmatch(text), text
-    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-
-
-def usage_header(regain, call_count=100):
-    """X-App-Usage (user and app tokens) with estimated_time_to_regain_access in minutes."""
-    return {"X-App-Usage": json.dumps({"call_count": call_count, "total_cputime": call_count // 2,
-                                       "total_time": call_count // 2,
-                                       "estimated_time_to_regain_access": regain}, separators=(",", ":"))}
 
 
 def perm_path(user):
@@ -381,6 +288,29 @@ def test_removed_legacy_name_has_replacement_and_message_and_sends_nothing(run, 
     assert isinstance(res["message"], str) and name in res["message"], res
     assert REMOVED[name] in res["message"], ("the message says what to use today", res)
     assert sb.log() == [], "nothing to ask the API about a removed permission"
+
+
+def test_publish_to_groups_is_removed_and_nothing_replaces_it(run, sb):
+    """The Groups API went on 2024-04-22 (graph-api.md §3): removed, even where the user's
+    permissions still list it, with a null replacement."""
+    r = run([], jl("publish_to_groups", {"permissions": ["publish_to_groups", "pages_manage_posts"]}))
+    assert r.returncode == 1, r
+    first, second = r.envelopes
+    res = first["result"]
+    assert res["status"] == "removed" and res["granted"] is False and res["replacement"] is None, res
+    assert "2024-04-22" in res["message"], res
+    check_result(second, {"user": "me", "granted": False,
+                          "permissions": {"publish_to_groups": "removed", "pages_manage_posts": "granted"},
+                          "removed": {"publish_to_groups": None}})
+
+
+def test_a_page_token_is_told_to_ask_with_a_user_token(run, sb):
+    """`me` of a Page token is a Page, which has no permissions edge (code 100): the error
+    says which token to ask with instead."""
+    r = run([], jl("pages_manage_posts"), token=PAGE_TOKEN)
+    assert r.returncode == 1, r
+    err = check_graph_error(r.envelopes[0], "http", code="100", attempts=1)
+    assert "Page token" in err["message"] and "user" in err["message"], err
 
 
 def test_list_of_only_removed_names_sends_nothing(run, sb):
@@ -760,26 +690,6 @@ def test_token_with_a_profile(run, sb, home):
 # 7. no token in any URL, on stdout or on stderr; appsecret_proof
 # --------------------------------------------------------------------------------------
 
-def assert_no_token_in_urls(sb):
-    """Every logged request: no access_token or input_token in the query string, no token
-    in the path, the token in Authorization: Bearer (masked by the sandbox), and no
-    access_token in a batch item."""
-    entries = sb.log(service="facebook")
-    for e in entries:
-        for key in ("access_token", "input_token"):
-            assert key not in e["query"], ("token in a URL", e["seq"], e["path"], e["query"])
-        for t in FB_TOKENS + (APP_TOKEN, APP_SECRET, SECURE_APP_SECRET):
-            assert t not in e["path"], ("token in a path", e["path"])
-            assert t not in json.dumps(e["query"]), ("token in a query", e["query"])
-        auth = e["headers"].get("authorization", "")
-        assert auth.lower().startswith("bearer "), ("the token belongs in Authorization: Bearer", e["headers"])
-        if e["endpoint"] == BATCH:
-            for item in batch_items(e):
-                assert "access_token" not in item["relative_url"], item
-                assert "access_token" not in item.get("body", ""), item
-    return entries
-
-
 def test_no_token_in_any_url_or_output(run, sb):
     """Plain, --token, errors, -v and --dry-run, with and without a secret: `run` checks
     stdout and stderr for every token and secret; the log for URLs."""
@@ -834,13 +744,7 @@ def test_app_secret_adds_an_accepted_proof_to_every_permissions_request(run, sb)
     assert r.envelopes[0]["ok"], r
     entries = perm_requests(sb)
     assert len(entries) == 3, entries
-    for e in entries:
-        q = e["query"]
-        assert q.get("appsecret_proof") == ["[masked]"], ("proof in the query string", q)
-        [stamp] = q.get("appsecret_time", [None])
-        assert stamp is not None and re.fullmatch(r"[0-9]+", stamp), q
-        assert abs(int(stamp) - e["time"]) <= 5, ("appsecret_time is fresh", stamp, e["time"])
-        assert e["auth"]["outcome"] == "ok", e["auth"]
+    assert_fresh_accepted_proofs(entries)
 
 
 def test_no_secret_no_proof(run, sb):
@@ -870,38 +774,25 @@ def test_proof_requiring_app_with_its_secret(run, sb):
 def test_throttle_with_regain_beyond_max_wait_fails_now_and_stops_the_token(run, sb):
     """Code 17 with 1 minute to regain, --max-wait 0: the record is rate_limit with reset, and
     the later records on the same token (other users asked with it) are not sent."""
-    sb.fault("error", match={"path": perm_path("me")}, code=17, headers=usage_header(1))
+    throttle_fault(sb, {"path": perm_path("me")}, 17, regain=1)
     t0 = time.time()
     r = run(["-j", "1", "--max-wait", "0"],
             jl("email", {"permission": "email", "user": USER1}, {"permissions": ["email"], "user": USER1}),
             timeout=10)
-    assert r.elapsed < 5, ("a regain time beyond --max-wait is not waited for", r)
-    assert r.returncode == 1, r
-    first, second, third = r.envelopes
-    err = check_graph_error(first, "rate_limit", code="17", status=403, attempts=1)
-    check_api_error_extras(err)
-    reset = iso_to_epoch(err["reset"])
-    assert t0 + 45 <= reset <= time.time() + 75, ("reset = now + 1 minute", err["reset"])
-    for e in (second, third):
-        err2 = check_graph_error(e, "rate_limit", attempts=0)
-        assert "reset" in err2, ("the reset time is known", e)
+    check_throttled_without_waiting(r, t0, "17", regain=1, records=3, status=403)
     assert [e["path"] for e in perm_requests(sb)] == [perm_path("me")], "later records on the token are not sent"
 
 
 def test_throttle_regain_beyond_default_max_wait(run, sb):
-    sb.fault("error", match={"path": perm_path("me")}, code=17, headers=usage_header(60))
+    throttle_fault(sb, {"path": perm_path("me")}, 17, regain=60)
     t0 = time.time()
     r = run(["-j", "1"], jl("email", {"permission": "email", "user": USER1}), timeout=10)
-    assert r.elapsed < 5, r
-    first, second = r.envelopes
-    err = check_graph_error(first, "rate_limit", code="17", attempts=1)
-    assert t0 + 3500 <= iso_to_epoch(err["reset"]) <= time.time() + 3700, err
-    check_graph_error(second, "rate_limit", attempts=0)
+    check_throttled_without_waiting(r, t0, "17", regain=60, records=2)
     assert len(perm_requests(sb)) == 1
 
 
 def test_throttle_shared_by_the_records_of_that_request(run, sb):
-    sb.fault("error", match={"path": perm_path("me")}, code=17, headers=usage_header(5))
+    throttle_fault(sb, {"path": perm_path("me")}, 17, regain=5)
     r = run(["--max-wait", "0"], jl("email", "pages_manage_posts", {"permissions": ["user_posts"]}), timeout=10)
     assert r.returncode == 1, r
     for e in r.envelopes:
@@ -911,7 +802,7 @@ def test_throttle_shared_by_the_records_of_that_request(run, sb):
 
 
 def test_throttle_without_regain_backs_off_and_resends(run, sb):
-    sb.fault("error", match={"path": perm_path("me")}, code=17)     # no usage header: back off
+    throttle_fault(sb, {"path": perm_path("me")}, 17)     # no usage header: back off
     r = run([], jl("pages_manage_posts", "public_profile"), timeout=20)
     assert r.returncode == 0, r
     assert [e["result"]["status"] for e in r.envelopes] == ["granted", "granted"], r
@@ -921,7 +812,7 @@ def test_throttle_without_regain_backs_off_and_resends(run, sb):
 
 
 def test_throttle_without_regain_exhausts_retries_and_stops_the_token(run, sb):
-    sb.fault("error", match={"path": perm_path("me")}, code=17, count=None)
+    throttle_fault(sb, {"path": perm_path("me")}, 17, count=None)
     r = run(["-j", "1", "--retries", "2"], jl("email", {"permission": "email", "user": USER1}), timeout=20)
     assert r.returncode == 1, r
     first, second = r.envelopes

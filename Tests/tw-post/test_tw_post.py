@@ -35,7 +35,7 @@ import pytest
 
 import harness  # Tests/conftest.py puts sandbox/ and Tests/ on sys.path
 from toolenv import (X_DEMO_CREDENTIALS, X_OAUTH2_USER_TOKEN as OAUTH2_USER_TOKEN, LineReader, Run, Running,
-                     assert_no_secrets, assert_usage_error, clean_env, closed_port, credentials_path, jl,
+                     assert_no_secrets, assert_usage_error, check_fault_row, clean_env, closed_port, credentials_path, jl,
                      parse_envelope, read_line, run_with_stdin_pipe, settled, start, through_head, twitter_section,
                      vm_hwm_kib, wait_for_fault_hit, write_private, x_credentials as creds)
 
@@ -581,25 +581,8 @@ def test_fault_matrix(run, sb, name):
     texts = ["fault %s one" % name, "fault %s two" % name, "fault %s three" % name]
     sb.fault(kind, match=body_match(texts[1]), **fields)
     r = run(args, jl(*texts), timeout=10)
-    got = r.by_line()
-    assert sorted(got) == [1, 2, 3], ("exactly one envelope per record", r)
-    assert got[1]["ok"] is True and got[3]["ok"] is True, r
-    e = got[2]
-    if outcome == "ok":
-        assert e["ok"] is True, e
-        assert r.returncode == 0
-    else:
-        assert e["ok"] is False and e["error"]["kind"] == outcome, e
-        assert e["error"]["attempts"] == 1, ("a post is never re-sent", e)
-        if status is not None:
-            assert e["error"].get("status") == status, e
-        assert r.returncode == 1
-    counts = posts_of(sb)["counts"]
-    assert counts.get(texts[0]) == 1 and counts.get(texts[2]) == 1, counts
-    assert counts.get(texts[1], 0) == posted, counts
-    assert len(post_requests(sb, texts[1])) == requests, post_requests(sb, texts[1])
-    if name.startswith("hang"):
-        assert 1.5 < r.elapsed < 10, r
+    check_fault_row(r, texts, posts_of(sb)["counts"], post_requests(sb, texts[1]), outcome, posted, requests, status,
+                    hangs=name.startswith("hang"))
     if name == "429-short-reset":
         refused, retried = post_requests(sb, texts[1])
         assert refused["status"] == 429 and retried["status"] == 201

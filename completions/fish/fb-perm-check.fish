@@ -1,0 +1,53 @@
+# fish completion for fb-perm-check(1), part of socialpipe
+
+# Profile names of the credentials file in use (needs jq).
+function __socialpipe_profiles
+    set -l file
+    set -l tokens (commandline -opc)
+    for i in (seq (count $tokens))
+        switch $tokens[$i]
+            case --credentials
+                set file $tokens[(math $i + 1)]
+            case '--credentials=*'
+                set file (string replace -- --credentials= '' $tokens[$i])
+        end
+    end
+    test -n "$file"; or set file $SOCIALPIPE_CREDENTIALS
+    if test -z "$file"
+        set -q XDG_CONFIG_HOME[1]; and test -n "$XDG_CONFIG_HOME"
+        and set file $XDG_CONFIG_HOME/socialpipe/credentials.json
+        or set file $HOME/.config/socialpipe/credentials.json
+    end
+    set file (string replace -r '^~/' "$HOME/" -- $file)
+    test -r "$file"; and command -q jq; or return 0
+    jq -r '.profiles | keys[]' -- $file 2>/dev/null
+end
+
+complete -c fb-perm-check -f
+# The current Facebook Login permissions most often checked; the removed ones
+# (publish_actions, manage_pages, ...) are left out on purpose.
+complete -c fb-perm-check -k -a 'pages_manage_posts pages_read_engagement pages_show_list
+    pages_manage_engagement pages_manage_metadata pages_read_user_content pages_messaging
+    publish_video read_insights public_profile email user_posts user_photos user_videos
+    user_friends business_management instagram_basic instagram_content_publish' -d Permission
+# The Graph API versions Meta serves (November 2026), latest first.
+complete -c fb-perm-check -l graph-version -x -k -a 'v27.0\t"latest (default)" v26.0 v25.0 v24.0 v23.0 v22.0 v21.0' -d 'Graph API version'
+complete -c fb-perm-check -l token -d 'Also inspect the token with debug_token (needs the app id and secret)'
+complete -c fb-perm-check -s j -l parallel -x -d 'At most N requests in flight (default 4)'
+complete -c fb-perm-check -l unordered -d 'Write outcomes as they complete'
+complete -c fb-perm-check -l dry-run -d 'Build and sign each request, send nothing'
+complete -c fb-perm-check -l timeout -x -d 'Per-request timeout in seconds (default 30)'
+complete -c fb-perm-check -l retries -x -d 'Retries for retryable failures (default 3)'
+complete -c fb-perm-check -l max-wait -x -d 'Longest rate-limit wait in seconds (default 900)'
+complete -c fb-perm-check -l api-base -x -d 'Base URL of the Graph API'
+complete -c fb-perm-check -l cacert -rF -d 'CA bundle to trust'
+complete -c fb-perm-check -l credentials -rF -d 'Credentials file'
+complete -c fb-perm-check -l profile -x -a '(__socialpipe_profiles)' -d 'Profile in the credentials file'
+complete -c fb-perm-check -s R -l raw-input -d 'Each input line is a permission name'
+complete -c fb-perm-check -l max-line -x -d 'Longest accepted input line (bytes)'
+complete -c fb-perm-check -s v -l verbose -d 'Log each request on stderr'
+complete -c fb-perm-check -s q -l quiet -d 'Write nothing on stdout: the exit status answers'
+complete -c fb-perm-check -l progress -d 'Show the progress line'
+complete -c fb-perm-check -l no-progress -d 'Never show the progress line'
+complete -c fb-perm-check -s h -l help -d 'Show the help and exit'
+complete -c fb-perm-check -l version -d 'Show the version and exit'
