@@ -8,6 +8,10 @@ MANDIR   = $(DESTDIR)$(PREFIX)/share/man
 COMPDIR  = $(DESTDIR)$(PREFIX)/share
 
 TOOLS    = oauth-sign tw-post tw-friends fb-feed fb-perm-check
+# Functions the completions of several tools share, one file each, which zsh
+# (compinit, #autoload) and fish (fish_function_path) load when first called.
+ZSH_HELPERS    = _socialpipe_profiles
+FISH_FUNCTIONS = __socialpipe_profiles
 SWIFT   ?= swift
 RELEASE  = .build/release
 BUILD_FLAGS = -c release --static-swift-stdlib
@@ -66,12 +70,15 @@ install: build
 	for t in $(TOOLS); do install -m 755 $(RELEASE)/$$t $(BINDIR)/$$t; done
 	install -m 644 man/*.1 $(MANDIR)/man1/
 	install -m 644 man/*.7 $(MANDIR)/man7/
-	install -d $(COMPDIR)/bash-completion/completions $(COMPDIR)/zsh/site-functions $(COMPDIR)/fish/vendor_completions.d
+	install -d $(COMPDIR)/bash-completion/completions $(COMPDIR)/zsh/site-functions \
+	  $(COMPDIR)/fish/vendor_completions.d $(COMPDIR)/fish/vendor_functions.d
 	for t in $(TOOLS); do \
 	  install -m 644 completions/bash/$$t $(COMPDIR)/bash-completion/completions/$$t; \
 	  install -m 644 completions/zsh/_$$t $(COMPDIR)/zsh/site-functions/_$$t; \
 	  install -m 644 completions/fish/$$t.fish $(COMPDIR)/fish/vendor_completions.d/$$t.fish; \
 	done
+	install -m 644 $(ZSH_HELPERS:%=completions/zsh/%) $(COMPDIR)/zsh/site-functions/
+	install -m 644 $(FISH_FUNCTIONS:%=completions/fish/functions/%.fish) $(COMPDIR)/fish/vendor_functions.d/
 
 uninstall:
 	for t in $(TOOLS); do \
@@ -79,6 +86,8 @@ uninstall:
 	        $(COMPDIR)/bash-completion/completions/$$t $(COMPDIR)/zsh/site-functions/_$$t \
 	        $(COMPDIR)/fish/vendor_completions.d/$$t.fish; \
 	done
+	rm -f $(ZSH_HELPERS:%=$(COMPDIR)/zsh/site-functions/%) \
+	      $(FISH_FUNCTIONS:%=$(COMPDIR)/fish/vendor_functions.d/%.fish)
 	rm -f $(MANDIR)/man7/socialpipe.7
 
 clean:

@@ -16,7 +16,11 @@ statuses.
 
 The completions are exercised, not grepped: bash through its completion
 function, zsh through a real completion widget in a pseudo-terminal, fish
-through `complete -C`.
+through `complete -C`. In each, --profile offers the profiles of the
+credentials file in use; zsh and fish get that from one shared function
+(completions/zsh/_socialpipe_profiles, autoloaded from fpath, and
+completions/fish/functions/, put on fish_function_path as an installed
+vendor_functions.d is), which the Makefile installs along with the completions.
 """
 import functools
 import json
@@ -49,12 +53,18 @@ ARGUMENT_VOCABULARY = {"fb-perm-check": "permission"}
 # Contract §5: -q hides the progress line; fb-perm-check's writes nothing on
 # stdout either, as grep -q, and its docs must say which.
 QUIET_OPTION = "quiet"
+# --profile completes the profile names of the credentials file in use
+# (--credentials, else $SOCIALPIPE_CREDENTIALS, else the XDG default), in
+# every shell; fish's completions share one autoloaded function for it.
+PROFILE_OPTION = "profile"
 # Contract §3 (docs/contract.md): 0, 1, 2, 3, 130/143, and 141 for a closed stdout.
 CONTRACT_EXIT_STATUSES = {0, 1, 2, 3, 130, 141, 143}
 # Statuses the tools have and the contract does not have yet: issue 7 made
 # SIGHUP end a run like SIGTERM, with 129, and its note proposes the text.
 PROPOSED_EXIT_STATUSES = {129}
 BASH_COMPLETION = pathlib.Path("/usr/share/bash-completion/bash_completion")
+# The functions fish's completions share, installed in vendor_functions.d.
+FISH_FUNCTIONS = COMPLETIONS / "fish" / "functions"
 TIMEOUT = 60
 
 
@@ -150,6 +160,20 @@ def need(program):
         pytest.skip("%s is not installed (make deps installs it)" % program)
 
 
+def shell_env(changes=(), bindir=None):
+    """os.environ with `changes`, (name, value) pairs (value None: unset), and
+    bindir first on PATH. Pairs, not a dict, so the drivers can cache on them."""
+    env = dict(os.environ)
+    for key, value in changes:
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    if bindir:
+        env["PATH"] = bindir + os.pathsep + env.get("PATH", "/usr/bin:/bin")
+    return env
+
+
 BASH_DRIVER = r'''
 source /usr/share/bash-completion/bash_completion || exit 3
 source "$1" || exit 3
@@ -216,41 +240,43 @@ echo ok
 
 
 @functools.lru_cache(maxsize=None)
-def bash_complete(name, *words):
+def bash_complete(name, *words, env=()):
     need("bash")
     if not BASH_COMPLETION.exists():
         pytest.skip("bash-completion is not installed (make deps installs it)")
-    p = run(["bash", "-c", BASH_DRIVER, "bash", str(COMPLETIONS / "bash" / name), name, *words])
+    p = run(["bash", "-c", BASH_DRIVER, "bash", str(COMPLETIONS / "bash" / name), name, *words],
+            env=shell_env(env))
     assert p.returncode == 0, "bash completion for %s did not load (status %d): %s" % (
         name, p.returncode, p.stderr)
     return tuple(w for w in p.stdout.split("\n") if w)
 
 
 @functools.lru_cache(maxsize=None)
-def zsh_complete(name, line):
+def zsh_complete(name, line, env=()):
     need("zsh")
     with tempfile.TemporaryDirectory() as tmp:
         setup = pathlib.Path(tmp) / "setup.zsh"
         setup.write_text(ZSH_SETUP % {"fpath": COMPLETIONS / "zsh", "dump": pathlib.Path(tmp) / "zcompdump"})
-        p = run(["zsh", "-f", "-c", ZSH_DRIVER, "zsh", str(setup), line], cwd=tmp)
+        p = run(["zsh", "-f", "-c", ZSH_DRIVER, "zsh", str(setup), line], cwd=tmp, env=shell_env(env))
     assert p.returncode == 0, "zsh completion of %r failed (status %d): %s" % (line, p.returncode, p.stderr)
     return tuple(w for w in p.stdout.split("\n") if w)
 
 
-def fish_complete(name, line, bindir):
-    return tuple(word for word, _ in fish_complete_described(name, line, bindir))
+def fish_complete(name, line, bindir, env=()):
+    return tuple(word for word, _ in fish_complete_described(name, line, bindir, env))
 
 
 @functools.lru_cache(maxsize=None)
-def fish_complete_described(name, line, bindir):
+def fish_complete_described(name, line, bindir, env=()):
     """(word, description) pairs that fish offers for `line`."""
     need("fish")
-    # As installed: found through fish_complete_path and loaded on first use,
-    # which fish does only for a command it can find on PATH.
-    script = "set -p fish_complete_path %s; complete -C%s" % (
-        _fish_quote(str(COMPLETIONS / "fish")), _fish_quote(line))
-    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"))
-    p = run(["fish", "--no-config", "-c", script], env=env)
+    # As installed: the completions found through fish_complete_path and
+    # loaded on first use, which fish does only for a command it can find on
+    # PATH; the functions they share autoloaded from fish_function_path (as
+    # from vendor_functions.d), not sourced.
+    script = "set -p fish_function_path %s; set -p fish_complete_path %s; complete -C%s" % (
+        _fish_quote(str(FISH_FUNCTIONS)), _fish_quote(str(COMPLETIONS / "fish")), _fish_quote(line))
+    p = run(["fish", "--no-config", "-c", script], env=shell_env(env, bindir))
     assert p.returncode == 0, p.stderr
     return tuple(tuple((w + "\t").split("\t")[:2]) for w in p.stdout.split("\n") if w)
 
@@ -283,13 +309,14 @@ def completion_arguments(shell, name, bindir):
     return {w for w in words if not w.startswith("-")}
 
 
-def completion_choices(shell, name, option, bindir):
+def completion_choices(shell, name, option, bindir, before=(), env=()):
+    """The words a completion offers for the value of --option, typed after the words `before`."""
     if shell == "bash":
-        words = bash_complete(name, name, "--" + option, "")
+        words = bash_complete(name, name, *before, "--" + option, "", env=env)
     elif shell == "zsh":
-        words = zsh_complete(name, "%s --%s " % (name, option))
+        words = zsh_complete(name, " ".join((name, *before, "--%s " % option)), env)
     else:
-        words = fish_complete(name, "%s --%s " % (name, option), bindir)
+        words = fish_complete(name, " ".join((name, *before, "--%s " % option)), bindir, env)
     return set(words)
 
 
@@ -394,6 +421,41 @@ def test_argument_names_agree_between_completions_and_the_tool(tool, name, tmp_p
     assert p.returncode == 0, p.stderr
 
 
+def write_credentials(path, profiles):
+    """A credentials file with these (made-up) profiles, private as the tools want it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"default": profiles[0], "profiles": {
+        p: {"twitter": {"consumer_key": "k", "consumer_secret": "s",
+                        "access_token": "t", "access_token_secret": "ts"},
+            "facebook": {"access_token": "docs-test-token"}} for p in profiles}}), encoding="utf-8")
+    path.chmod(0o600)
+    return path
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+@pytest.mark.parametrize("name", TOOLS)
+def test_profile_completion_offers_the_profiles_of_the_credentials_file(tool, name, shell, tmp_path):
+    path = built(tool, name)
+    if PROFILE_OPTION not in help_options(path)[0]:
+        pytest.skip("%s has no --%s" % (name, PROFILE_OPTION))
+    need("jq")
+    bindir = os.path.dirname(path)
+    # The default file, $XDG_CONFIG_HOME/socialpipe/credentials.json ...
+    config = tmp_path / "config"
+    write_credentials(config / "socialpipe" / "credentials.json", ["work", "docs-test", "page"])
+    env = (("XDG_CONFIG_HOME", str(config)), ("HOME", str(tmp_path)),
+           ("SOCIALPIPE_CREDENTIALS", None), ("SOCIALPIPE_PROFILE", None))
+    offered = completion_choices(shell, name, PROFILE_OPTION, bindir, env=env)
+    assert offered == {"work", "docs-test", "page"}, (
+        "--%s: the %s completion offers %r, not the profiles of the credentials file"
+        % (PROFILE_OPTION, shell, sorted(offered)))
+    # ... and the one --credentials names, when the command line names one.
+    other = write_credentials(tmp_path / "other.json", ["elsewhere"])
+    offered = completion_choices(shell, name, PROFILE_OPTION, bindir, ("--credentials", str(other)), env)
+    assert offered == {"elsewhere"}, (
+        "--%s after --credentials: the %s completion offers %r" % (PROFILE_OPTION, shell, sorted(offered)))
+
+
 def man_option_text(page, long):
     """The description of the OPTIONS entry whose .It names --long, joined into one line."""
     section = man_section(man_source(page), "OPTIONS")
@@ -477,3 +539,20 @@ def test_every_installed_tool_has_its_docs():
         assert (COMPLETIONS / "bash" / name).is_file(), name
         assert (COMPLETIONS / "zsh" / ("_" + name)).is_file(), name
         assert (COMPLETIONS / "fish" / (name + ".fish")).is_file(), name
+
+
+def makefile_list(variable):
+    m = re.search(r"(?m)^%s\s*=\s*(.*)$" % re.escape(variable), MAKEFILE.read_text(encoding="utf-8"))
+    assert m, "no %s = line in the Makefile" % variable
+    return set(m.group(1).split())
+
+
+def test_every_shared_completion_function_is_installed():
+    tools = makefile_list("TOOLS")
+    zsh_helpers = {p.name for p in (COMPLETIONS / "zsh").glob("_*")} - {"_" + t for t in tools}
+    assert makefile_list("ZSH_HELPERS") == zsh_helpers, "zsh helpers vs ZSH_HELPERS in the Makefile"
+    assert makefile_list("FISH_FUNCTIONS") == {p.stem for p in FISH_FUNCTIONS.glob("*.fish")}, \
+        "completions/fish/functions vs FISH_FUNCTIONS in the Makefile"
+    for helper in zsh_helpers:
+        first = (COMPLETIONS / "zsh" / helper).read_text(encoding="utf-8").split("\n", 1)[0]
+        assert first == "#autoload", "%s: compinit autoloads it only with a first line #autoload" % helper
