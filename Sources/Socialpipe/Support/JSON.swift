@@ -265,6 +265,14 @@ public struct JSON {
         defer { free(text) }
         return String(cString: text)
     }
+
+    /// JSON text with each member on its own line, indented by `indent`
+    /// spaces (1 to 31), keys in stored order: for files people read.
+    public func dumped(indent: Int) -> String {
+        guard let text = json_dumps(raw, (indent & 0x1F) | Int(JSON_ENCODE_ANY)) else { return "null" }
+        defer { free(text) }
+        return String(cString: text)
+    }
 }
 
 /// The outcome of looking up a string member.
