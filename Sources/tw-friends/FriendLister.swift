@@ -39,6 +39,10 @@ final class FriendsJob: Job {
     private unowned let lister: FriendLister
     private var selector = Selector.me
     private var authorizer: XAuthorizer?
+    /// Refreshes an OAuth 2.0 token before a request that needs it.
+    private var refreshing: TokenRefreshing?
+    /// The request sent last, to send again after a refresh cured a 401.
+    private var lastRequest: RequestSpec?
     /// The user's id, once known.
     private var userID: String?
     /// Accounts still wanted (`max`), when limited.
@@ -59,7 +63,8 @@ final class FriendsJob: Job {
             try readRecord()
             let authorizer = try lister.x.authorizer(for: record)
             self.authorizer = authorizer
-            return .send(firstRequest(authorizer))
+            refreshing = TokenRefreshing(x: lister.x, authorizer: authorizer)
+            return send(firstRequest(authorizer))
         } catch {
             return .fail(error)
         }
@@ -148,14 +153,25 @@ final class FriendsJob: Job {
                                 authorizer: authorizer)
     }
 
+    /// `request`, after a token refresh when one is due.
+    private func send(_ request: RequestSpec) -> JobStep {
+        lastRequest = request
+        return refreshing?.step(for: request) ?? .send(request)
+    }
+
+    func recovering(from error: RecordError) -> JobStep? {
+        refreshing?.recovering(from: error, request: lastRequest)
+    }
+
     func received(_ answer: Answer) -> JobStep {
         guard let authorizer else { return .fail(RecordError(.auth, "no X credentials")) }
+        if let step = refreshing?.received(answer) { return step }
         if userID == nil && !lister.legacy {
             guard let id = answer.json?["data"]?["id"]?.string, !id.isEmpty else {
                 return .fail(RecordError(.http, "the user lookup's answer has no user id", status: answer.status))
             }
             userID = id
-            return .send(page(authorizer))
+            return send(page(authorizer))
         }
         // A page is read in place: its accounts are copied out as they came.
         guard let page = answer.body.raw else {
@@ -165,7 +181,7 @@ final class FriendsJob: Job {
         if let remaining, remaining <= 0 { return .done }
         guard let next else { return .done }
         position = next
-        return .send(self.page(authorizer))
+        return send(self.page(authorizer))
     }
 
     /// Writes a v2 page's users; returns the next page's token, if any.
@@ -202,8 +218,8 @@ final class FriendsJob: Job {
     /// An error that ends a list carries `resume`: the record's selector and
     /// where the list stopped, to be fed back as a record.
     func ending(with error: RecordError) -> RecordError {
+        var error = refreshing?.ending(with: error) ?? error
         guard ![.input, .validation, .notFound].contains(error.kind) else { return error }
-        var error = error
         let resume = JSON.object()
         switch selector {
         case .username(let given, _): resume.set("username", string: given)

@@ -122,11 +122,14 @@ final class TwitterPoster: RecordTool {
     }
 }
 
-/// One post: checked, then sent once.
+/// One post: checked, then sent once (after a token refresh, if its OAuth
+/// 2.0 token needs one).
 final class PostJob: Job {
     let record: Record
     let reply: Reply
     private unowned let poster: TwitterPoster
+    private var refreshing: TokenRefreshing?
+    private var request: RequestSpec?
 
     init(record: Record, reply: Reply, poster: TwitterPoster) {
         self.record = record
@@ -149,13 +152,19 @@ final class PostJob: Job {
                 post.replyTo = poster.previousID ?? (poster.dryRun ? "{id of line \(previousLine)}" : post.replyTo)
             }
             if poster.dryRun && poster.thread { poster.previousLine = record.line }
-            return .send(poster.request(for: post, authorizer: try poster.x.authorizer(for: record)))
+            let authorizer = try poster.x.authorizer(for: record)
+            let request = poster.request(for: post, authorizer: authorizer)
+            let refreshing = TokenRefreshing(x: poster.x, authorizer: authorizer)
+            self.request = request
+            self.refreshing = refreshing
+            return refreshing.step(for: request)
         } catch {
             return .fail(error)
         }
     }
 
     func received(_ answer: Answer) -> JobStep {
+        if let step = refreshing?.received(answer) { return step }
         switch poster.created(answer) {
         case .success(let result):
             if poster.thread {
@@ -169,9 +178,13 @@ final class PostJob: Job {
         }
     }
 
+    func recovering(from error: RecordError) -> JobStep? {
+        refreshing?.recovering(from: error, request: request)
+    }
+
     func ending(with error: RecordError) -> RecordError {
         if poster.thread && poster.brokenAt == nil { poster.brokenAt = record.line }
-        return error
+        return refreshing?.ending(with: error) ?? error
     }
 
     func ended() {

@@ -231,7 +231,13 @@ public final class Engine {
             let (tracked, result) = deliveries.removeFirst()
             switch result {
             case .success(let answer): received(answer, by: tracked)
-            case .failure(let error): fail(tracked, error)
+            case .failure(let error):
+                // The job may cure an error from the API (a 401 by refreshing its token).
+                if interruption == nil && !tracked.isOver, let step = tracked.job.recovering(from: error) {
+                    handle(step, tracked)
+                } else {
+                    fail(tracked, error)
+                }
             }
         }
     }

@@ -11,6 +11,9 @@ public protocol Job: AnyObject {
     /// The next step, now that the last request was answered with a success
     /// (as its API's service judged it). Results are written to `reply` first.
     func received(_ answer: Answer) -> JobStep
+    /// A chance to go on after an error from the API that would end the job
+    /// (a 401 that refreshing a token may cure): the next step, or nil to end.
+    func recovering(from error: RecordError) -> JobStep?
     /// The error the job ends with, given the one that ends it (a failed
     /// request, a rate limit, an interruption): the tool may add its extras.
     func ending(with error: RecordError) -> RecordError
@@ -19,6 +22,7 @@ public protocol Job: AnyObject {
 }
 
 extension Job {
+    public func recovering(from error: RecordError) -> JobStep? { nil }
     public func ending(with error: RecordError) -> RecordError { error }
     public func ended() {}
 }

@@ -1,29 +1,34 @@
 /// The `Authorization` of an X request: OAuth 1.0a user context when the
-/// credentials have a consumer key and an access token, else a bearer token.
-/// Signed for each attempt, so a request sent again has a fresh nonce.
+/// credentials have it complete, else the profile's OAuth 2.0 user token
+/// (refreshed by its session), else a bearer token. Signed for each
+/// attempt, so a request sent again has a fresh nonce or the newest token.
 public struct XAuthorizer: RequestAuthorizer {
     public let credentials: TwitterCredentials
+    /// The profile's OAuth 2.0 user token, when that is what signs.
+    public let session: OAuth2Session?
     private let crypto: Crypto
 
     /// An `auth` error when no source had X credentials.
-    public init(_ credentials: TwitterCredentials?, crypto: Crypto) throws(RecordError) {
+    public init(_ credentials: TwitterCredentials?, crypto: Crypto, session: OAuth2Session? = nil) throws(RecordError) {
         guard let credentials else {
             throw RecordError(.auth, "no X credentials: set TW_CONSUMER_KEY, TW_CONSUMER_SECRET, TW_ACCESS_TOKEN and "
                 + "TW_ACCESS_TOKEN_SECRET (or TW_BEARER_TOKEN), or use a credentials profile")
         }
         self.credentials = credentials
         self.crypto = crypto
+        self.session = credentials.hasOAuth1 ? nil : session
     }
 
     /// Who the credentials are, for rate-limit bookkeeping (no secret in it).
     public var identity: String {
         if let key = credentials.consumerKey, let token = credentials.accessToken { return key + "/" + token }
+        if let session { return "oauth2/" + session.profile }
         return "bearer/" + String((credentials.bearerToken ?? "").suffix(8))
     }
 
     /// The OAuth 1.0a token is no secret (it is in every Authorization header); these are.
     public var secretValues: [String] {
-        [credentials.consumerSecret, credentials.accessTokenSecret, credentials.bearerToken].compactMap { $0 }
+        [credentials.consumerSecret, credentials.accessTokenSecret, credentials.bearerToken, session?.accessToken].compactMap { $0 }
     }
 
     public func authorize(_ request: inout HTTPRequest) throws(RecordError) {
@@ -42,6 +47,10 @@ public struct XAuthorizer: RequestAuthorizer {
                 throw RecordError(.auth, "could not sign the request")
             }
             request.headers.insert("Authorization: " + signature.authorization, at: 0)
+            return
+        }
+        if let session {
+            request.headers.insert("Authorization: Bearer " + session.accessToken, at: 0)
             return
         }
         if let bearer = credentials.bearerToken {

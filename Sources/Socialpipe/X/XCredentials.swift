@@ -5,21 +5,31 @@ public struct TwitterCredentials: Sendable {
     public var accessToken: String?
     public var accessTokenSecret: String?
     public var bearerToken: String?
+    /// An OAuth 2.0 user token that refreshes (a profile's `twitter.oauth2`).
+    public var oauth2: OAuth2Token?
+    /// The profile they came from; nil for the environment.
+    public var profile: String?
     /// Where they came from, for messages: `the environment` or `profile "work"`.
     public var origin: String
 
     public init(consumerKey: String? = nil, consumerSecret: String? = nil, accessToken: String? = nil,
-                accessTokenSecret: String? = nil, bearerToken: String? = nil, origin: String) {
+                accessTokenSecret: String? = nil, bearerToken: String? = nil, oauth2: OAuth2Token? = nil,
+                profile: String? = nil, origin: String) {
         self.consumerKey = consumerKey
         self.consumerSecret = consumerSecret
         self.accessToken = accessToken
         self.accessTokenSecret = accessTokenSecret
         self.bearerToken = bearerToken
+        self.oauth2 = oauth2
+        self.profile = profile
         self.origin = origin
     }
 
     /// Whether this source has X credentials at all.
-    var isPresent: Bool { consumerKey != nil || bearerToken != nil }
+    var isPresent: Bool { consumerKey != nil || bearerToken != nil || oauth2 != nil }
+
+    /// Whether OAuth 1.0a user context is complete (it is then used first).
+    public var hasOAuth1: Bool { consumerKey != nil && consumerSecret != nil && accessToken != nil && accessTokenSecret != nil }
 
     /// The first OAuth 1.0a field this source lacks, named as the source
     /// names it (`TW_CONSUMER_SECRET`, `twitter.consumer_secret`); nil when complete.
@@ -55,7 +65,8 @@ extension CredentialSource where Credentials == TwitterCredentials {
             let found = TwitterCredentials(
                 consumerKey: section["consumer_key"]?.string, consumerSecret: section["consumer_secret"]?.string,
                 accessToken: section["access_token"]?.string, accessTokenSecret: section["access_token_secret"]?.string,
-                bearerToken: section["bearer_token"]?.string, origin: "profile \"\(name)\"")
+                bearerToken: section["bearer_token"]?.string, oauth2: section["oauth2"].flatMap(OAuth2Token.init),
+                profile: name, origin: "profile \"\(name)\"")
             return found.isPresent ? found : nil
         }
     }

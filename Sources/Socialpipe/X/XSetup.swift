@@ -7,6 +7,16 @@ public struct XSetup {
     public let credentials: TwitterCredentialSource
     public let service = XService()
     public let crypto = Crypto()
+    /// Whether nothing is sent (no token is refreshed either).
+    public let dryRun: Bool
+    /// The credentials file, where refreshed OAuth 2.0 tokens are written.
+    let credentialsPath: String?
+    /// One OAuth 2.0 session per profile, for the whole run.
+    private let sessions = Sessions()
+
+    final class Sessions {
+        var byProfile: [String: OAuth2Session] = [:]
+    }
 
     /// The `--api-base` help every X tool shows.
     public static let apiBaseHelp = "X API base URL (default $TW_API_BASE, else https://api.x.com)"
@@ -14,7 +24,10 @@ public struct XSetup {
     public init(arguments: ParsedArguments, tool: ToolDescription) throws(StartupError) {
         apiBase = try APIBase.resolve(option: arguments.value(CommonOptions.apiBase(help: Self.apiBaseHelp)),
                                       environmentVariable: "TW_API_BASE", fallback: "https://api.x.com")
-        credentials = TwitterCredentialSource(try CredentialStore.load(arguments, stringFields: TwitterCredentials.fileFields))
+        let store = try CredentialStore.load(arguments, stringFields: TwitterCredentials.fileFields)
+        credentialsPath = store.filePath
+        credentials = TwitterCredentialSource(store)
+        dryRun = arguments.isSet(CommonOptions.dryRun)
         if !credentials.mayHaveCredentials && !arguments.isSet(CommonOptions.dryRun) {
             throw TwitterCredentialSource.missingEverywhere(tool.name)
         }
@@ -22,7 +35,17 @@ public struct XSetup {
 
     /// The authorizer for a record's credentials (`profile`, else the defaults).
     public func authorizer(for record: Record) throws(RecordError) -> XAuthorizer {
-        try XAuthorizer(credentials.credentials(recordProfile: try record.string("profile")), crypto: crypto)
+        let found = try credentials.credentials(recordProfile: try record.string("profile"))
+        return try XAuthorizer(found, crypto: crypto, session: found.flatMap(session))
+    }
+
+    /// The run's session for a profile's OAuth 2.0 user token.
+    private func session(_ credentials: TwitterCredentials) -> OAuth2Session? {
+        guard let token = credentials.oauth2, let profile = credentials.profile, let path = credentialsPath else { return nil }
+        if let known = sessions.byProfile[profile] { return known }
+        let session = OAuth2Session(profile: profile, path: path, token: token)
+        sessions.byProfile[profile] = session
+        return session
     }
 
     /// A request to X signed by `authorizer`.
