@@ -30,6 +30,7 @@ if HERE not in sys.path:
 import sandbox_graph as G  # noqa: E402
 import sandbox_world as W  # noqa: E402
 import sandbox_x as X  # noqa: E402
+import sandbox_x_auth as XA  # noqa: E402
 from sandbox_http import Request, dumps, json_response  # noqa: E402
 
 DEFAULT_CONFIG = os.path.join(HERE, "default-config.json")
@@ -43,7 +44,9 @@ REASONS = {s.value: s.phrase for s in http.HTTPStatus}
 CONTROL_KEYS = ("reset", "clear_faults", "clear_log", "clear_posts", "reset_rate_limits", "latency_ms",
                 "fault", "faults", "revoke_token", "revoke_tokens", "expire_token", "expire_tokens",
                 "restore_token", "restore_tokens", "rate_limits", "post_caps", "facebook_limits", "usage_cap",
-                "permission", "permissions", "x_page_shape")
+                "permission", "permissions", "x_page_shape", "oauth2_token_lifetime", "oauth2_code_lifetime",
+                "device_interval", "device_expires_in", "authorize_request_token", "authorize_oauth2",
+                "approve_device")
 
 
 def control_error(message):
@@ -61,7 +64,19 @@ def _list(body, one, many):
     return values
 
 
+def _setting(body, key, integer, minimum):
+    """A lifetime or interval from a control body: a number (an integer if
+    `integer`) of at least `minimum` (above 0 when minimum is 0 and not integer)."""
+    value = body[key]
+    ok = isinstance(value, int) if integer else isinstance(value, (int, float))
+    if not ok or isinstance(value, bool) or value < minimum or (not integer and value <= 0):
+        raise ValueError("%s must be %s >= %s" % (key, "an integer" if integer else "a number of seconds",
+                                                  minimum))
+    return value
+
+
 def apply_control(world, body):
+    """Applies a control body; returns (fault ids, extra reply keys)."""
     if not isinstance(body, dict):
         raise ValueError("the control body must be a JSON object")
     unknown = [k for k in body if k not in CONTROL_KEYS]
@@ -142,7 +157,24 @@ def apply_control(world, body):
             if body["x_page_shape"] not in W.PAGE_SHAPES:
                 raise ValueError("x_page_shape must be one of %s" % ", ".join(W.PAGE_SHAPES))
             world.x_page_shape = body["x_page_shape"]
-    return fault_ids
+        if "oauth2_token_lifetime" in body:
+            world.oauth2_token_lifetime = _setting(body, "oauth2_token_lifetime", True, 1)
+        if "oauth2_code_lifetime" in body:
+            world.oauth2_code_lifetime = _setting(body, "oauth2_code_lifetime", False, 0)
+        if "device_interval" in body:
+            world.device_interval = _setting(body, "device_interval", True, 0)
+        if "device_expires_in" in body:
+            world.device_expires_in = _setting(body, "device_expires_in", True, 1)
+        # Consent, which a person gives in a browser (README section 6).
+        now = time.time()
+        extra = {}
+        if "authorize_request_token" in body:
+            extra["pin"] = XA.authorize_request_token(world, body["authorize_request_token"], now)
+        if "authorize_oauth2" in body:
+            extra["redirect"] = XA.authorize_oauth2(world, body["authorize_oauth2"], now)
+        if "approve_device" in body:
+            extra["scopes"] = G.approve_device(world, body["approve_device"], now)
+    return fault_ids, extra
 
 
 def clear_posts(world):
@@ -168,10 +200,10 @@ def control(server, req):
             return json_response(405, {"ok": False, "error": "use GET or POST"})
         try:
             body = json.loads(req.body.decode("utf-8") or "{}")
-            ids = apply_control(world, body)
+            ids, extra = apply_control(world, body)
         except (ValueError, UnicodeDecodeError, W.ConfigError) as e:
             return control_error(str(e))
-        return json_response(200, {"ok": True, "fault_ids": ids})
+        return json_response(200, dict({"ok": True, "fault_ids": ids}, **extra))
     if req.path == "/__log":
         if req.method == "DELETE":
             with world.lock:
@@ -202,17 +234,19 @@ def control(server, req):
 # Request classification and fault bodies
 
 def classify(req):
-    """(service, endpoint key) of an API request. X owns /2/, /1.1/, /oauth2/
-    and /oauth/; every other path is the Graph API's, versioned or not (an
+    """(service, endpoint key) of an API request. X owns /2/, /1.1/, /oauth2/,
+    /oauth/ and /i/; every other path is the Graph API's, versioned or not (an
     unversioned one other than the batch `POST /` gets Graph's code 100)."""
     if X.is_x_path(req.path):
+        if XA.serves(req):
+            return "x", XA.endpoint_of(req)
         return "x", X.endpoint_for(req.method, req.path)
     return "facebook", G.endpoint_for(req.method, req.path)
 
 
 def dispatch(world, service, req):
     if service == "x":
-        return X.handle(world, req)
+        return XA.handle(world, req) if XA.serves(req) else X.handle(world, req)
     return G.handle(world, req)
 
 
@@ -500,7 +534,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             meta = resp.meta
             entry["auth"] = meta.get("auth")
             entry["post_ids"] = meta.get("post_ids", [])
-            for key in ("duplicate", "rate_limited", "batch"):
+            for key in ("duplicate", "rate_limited", "batch", "token_reuse"):
                 if key in meta:
                     entry[key] = meta[key]
         entry["duration_ms"] = round((time.time() - started) * 1000, 3)
@@ -519,7 +553,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
 def credential_label(world, req):
     """The configured name of the credential a request carries (for fault
     matching), without verifying it."""
-    cfg = world.config
     header = req.header("authorization") or ""
     scheme, _, rest = header.strip().partition(" ")
     value = None
@@ -536,10 +569,8 @@ def credential_label(world, req):
                 value = v
     if value is None:
         return None
-    for table in (cfg.x_oauth1, cfg.x_bearers, cfg.fb_tokens, world.fb_extra_tokens):
-        if value in table:
-            return table[value]["label"]
-    return None
+    rec = world.credential_record(value)
+    return rec["label"] if rec is not None else None
 
 
 class Server(http.server.ThreadingHTTPServer):

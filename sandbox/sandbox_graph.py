@@ -8,6 +8,7 @@ import json
 import math
 import os
 import re
+import secrets
 import time
 import urllib.parse
 
@@ -22,9 +23,11 @@ MAX_BATCH = 50
 ERRORS = {
     1: (500, "OAuthException", "An unknown error occurred", True),
     2: (503, "OAuthException", "An unexpected error has occurred. Please retry your request later.", True),
+    3: (400, "OAuthException", "(#3) Application does not have the capability to make this API call.", False),
     4: (403, "OAuthException", "(#4) Application request limit reached", True),
     10: (403, "OAuthException", "(#10) Application does not have permission for this action", False),
     17: (403, "OAuthException", "(#17) User request limit reached", True),
+    31: (400, "OAuthException", "This request requires the user to take a pending action", False),
     32: (403, "OAuthException", "(#32) Page request limit reached", True),
     100: (400, "OAuthException", "(#100) Invalid parameter", False),
     102: (400, "OAuthException", "Session key invalid or no longer valid", False),
@@ -34,6 +37,7 @@ ERRORS = {
     341: (400, "OAuthException", "(#341) Application limit reached", True),
     368: (400, "OAuthException", "It looks like you were misusing this feature by going too fast. "
                                  "You\u2019ve been temporarily blocked from using it.", False),
+    463: (400, "OAuthException", "The session has expired", False),
     506: (400, "OAuthException", "(#506) Duplicate status message", False),
     613: (400, "OAuthException", "(#613) Calls to this api have exceeded the rate limit.", True),
     2500: (400, "OAuthException", "An active access token must be used to query information about the "
@@ -154,6 +158,8 @@ def endpoint_key(method, segments):
         return "%s /{id}" % method
     if n == 2 and segments == ["oauth", "access_token"]:
         return "%s /oauth/access_token" % method
+    if n == 2 and first == "device" and segments[1] in ("login", "login_status"):
+        return "%s /device/%s" % (method, segments[1])
     if n == 2 and segments[1] in ("feed", "posts", "published_posts"):
         return "%s /{id}/%s" % (method, segments[1])
     if n == 2 and segments[1] in ("permissions", "accounts"):
@@ -258,6 +264,8 @@ def execute(world, call, now):
             return batch(world, call, now, info)
         if call.segments == ["oauth", "access_token"]:
             return 200, oauth_access_token(world, call, now), [], info
+        if call.segments in (["device", "login"], ["device", "login_status"]):
+            return 200, device_call(world, call, now, info), [], info
         rec = authenticate(world, call, now, info)
         info["rec"] = rec
         usage = count_call(world, rec, now)
@@ -575,12 +583,35 @@ def requested_fields(call, allowed, node_type):
     return fields
 
 
-def page_token_for(world, page_id, user_id, app_id):
-    for value, t in world.config.fb_tokens.items():
-        if t["type"] == "PAGE" and t["page_id"] == page_id and t["user_id"] == user_id \
-                and t["app_id"] == app_id and "pages_manage_posts" in t.get("scopes", []):
-            return value
-    return None
+def page_token_for(world, page_id, rec):
+    """The Page token a user token is given for a Page its user has a role on.
+    A configured long-lived user token gets the configured Page token (if any);
+    any other user token gets one minted for it, which never expires when the
+    user token is long-lived and expires with it otherwise (graph-api.md 5.2)."""
+    if rec["token"] in world.config.fb_tokens and rec.get("long_lived", True):
+        for value, t in world.config.fb_tokens.items():
+            if t["type"] == "PAGE" and t["page_id"] == page_id and t["user_id"] == rec["user_id"] \
+                    and t["app_id"] == rec["app_id"] and "pages_manage_posts" in t.get("scopes", []):
+                return value
+        return None
+    key = (rec["token"], page_id)
+    with world.lock:
+        value = world.fb_minted_page_tokens.get(key)
+        if value is None:
+            value = new_graph_token()
+            long_lived = rec.get("long_lived", True)
+            world.fb_extra_tokens[value] = {
+                "token": value, "type": "PAGE", "app_id": rec["app_id"], "user_id": rec["user_id"],
+                "page_id": page_id, "scopes": list(rec.get("scopes", [])),
+                "expires": None if long_lived else rec.get("expires"), "issued_at": int(time.time()),
+                "data_access_expires": rec["data_access_expires"], "long_lived": long_lived,
+                "label": "%s:page:%s" % (rec["label"], page_id)}
+            world.fb_minted_page_tokens[key] = value
+    return value
+
+
+def new_graph_token():
+    return "EAA" + base64.urlsafe_b64encode(os.urandom(30)).decode().rstrip("=")
 
 
 def read_node(world, call, rec, kind, node, node_id):
@@ -616,7 +647,7 @@ def read_node(world, call, rec, kind, node, node_id):
                 uid = rec.get("user_id")
                 tasks = node["roles"].get(uid, []) if uid else []
                 if rec["type"] == "USER" and tasks:
-                    value = page_token_for(world, node["id"], uid, rec["app_id"])
+                    value = page_token_for(world, node["id"], rec)
                     if f == "tasks":
                         out[f] = tasks
                     elif value:
@@ -845,7 +876,7 @@ def accounts(world, rec, kind, node, node_id):
                 continue
             entry = {"id": page["id"], "name": page["name"], "category": page.get("category", ""),
                      "category_list": [], "tasks": tasks}
-            value = page_token_for(world, page["id"], node["id"], rec["app_id"])
+            value = page_token_for(world, page["id"], rec)
             if value:
                 entry["access_token"] = value
             data.append(entry)
@@ -906,14 +937,165 @@ def oauth_access_token(world, call, now):
         state = world.token_state(old, rec.get("expires"), now)
         if state != "ok":
             raise token_error(world, rec, state, now)
-        value = "EAA" + base64.urlsafe_b64encode(os.urandom(30)).decode().rstrip("=")
+        value = new_graph_token()
         lifetime = 5183944
         new = dict(rec, token=value, label=rec["label"] + "-long-lived", expires=now + lifetime,
-                   issued_at=int(now))
+                   issued_at=int(now), long_lived=True)
         with world.lock:
             world.fb_extra_tokens[value] = new
         return {"access_token": value, "token_type": "bearer", "expires_in": lifetime}
     raise GraphError(100, "(#100) Missing or unsupported grant_type")
+
+
+# ---------------------------------------------------------------------------
+# Login for Devices (graph-api.md section 5.3)
+
+DEVICE_VERIFICATION_URI = "https://www.facebook.com/device"
+USER_CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"   # no 0/O, 1/I
+USER_CODE_LENGTH = 8
+
+
+def device_error(code, subcode, message, title, user_message):
+    """The errors of login_status, as Meta's Login for Devices guide shows them."""
+    return GraphError(code, message, subcode, status=400,
+                      extra={"error_user_title": title, "error_user_msg": user_message})
+
+
+def device_pending():
+    return device_error(31, 1349174, "This request requires the user to take a pending action",
+                        "Device Login Authorization Pending",
+                        "User has not yet authorized your application. Continue polling.")
+
+
+def device_slow_down(interval):
+    return device_error(17, 1349172, "User request limit reached", "OAuth Device Excessive Polling",
+                        "Your device is polling too frequently. Space your requests with a minimum interval "
+                        "of %d seconds." % interval)
+
+
+def device_expired():
+    return device_error(463, 1349152, "The session has expired", "Activation Code Expired",
+                        "The code you entered has expired. Please go back to your device for a new code and "
+                        "try again.")
+
+
+def device_app(world, call, info):
+    """The app whose client token (APP_ID|CLIENT_TOKEN) the call carries."""
+    value = call.token
+    if not value:
+        info["auth"] = {"scheme": "facebook", "outcome": "missing"}
+        raise GraphError(104)
+    app_id, sep, client_token = value.partition("|")
+    app = world.config.fb_apps.get(app_id) if sep else None
+    if app is None or not app.get("client_token") or not hmac.compare_digest(client_token, app["client_token"]):
+        info["auth"] = {"scheme": "facebook", "outcome": "invalid"}
+        raise GraphError(190, "Invalid OAuth access token signature." if sep else None)
+    info["auth"] = {"scheme": "facebook", "outcome": "ok", "credential": "client:%s" % app_id,
+                    "token_type": "CLIENT"}
+    if not app.get("login_from_devices", True):
+        raise GraphError(3)
+    return app
+
+
+def device_call(world, call, now, info):
+    if call.method != "POST":
+        raise GraphError(100, "(#100) Unsupported %s request. Use POST." % call.method.lower(),
+                         type_="GraphMethodException")
+    app = device_app(world, call, info)
+    if call.segments[1] == "login":
+        return device_login(world, call, app, now)
+    return device_login_status(world, call, app, now)
+
+
+def device_login(world, call, app, now):
+    """POST /device/login: a code for the device, a user code for the person."""
+    raw = call.params.get("scope", "")
+    scopes = list(dict.fromkeys(s.strip() for s in raw.split(",") if s.strip()))
+    with world.lock:
+        taken = set(d["user_code"] for d in world.fb_device_logins.values())
+        user_code = None
+        while user_code is None or user_code in taken:
+            user_code = "".join(secrets.choice(USER_CODE_LETTERS) for _ in range(USER_CODE_LENGTH))
+        code = secrets.token_hex(16)
+        world.fb_device_logins[code] = {
+            "code": code, "user_code": user_code, "app_id": app["id"], "scopes": scopes,
+            "expires": now + world.device_expires_in, "interval": world.device_interval, "state": "pending",
+            "last_poll": None, "user_id": None, "granted": None}
+        return {"code": code, "user_code": user_code, "verification_uri": DEVICE_VERIFICATION_URI,
+                "expires_in": world.device_expires_in, "interval": world.device_interval}
+
+
+def device_login_status(world, call, app, now):
+    """POST /device/login_status: pending, slow down, expired, or the user token."""
+    code = call.params.get("code")
+    if not code:
+        raise GraphError(100, "(#100) The parameter code is required")
+    lifetime = world.config.fb_device_token_lifetime
+    with world.lock:
+        login = world.fb_device_logins.get(code)
+        if login is None or login["app_id"] != app["id"]:
+            raise GraphError(100, "(#100) Invalid device login code")
+        # Denied, already answered with a token, or past expires_in: start again.
+        if now >= login["expires"] or login["state"] in ("denied", "delivered"):
+            raise device_expired()
+        last, login["last_poll"] = login["last_poll"], now
+        if last is not None and now - last < login["interval"]:
+            raise device_slow_down(login["interval"])
+        if login["state"] == "pending":
+            raise device_pending()
+        login["state"] = "delivered"
+        value = new_graph_token()
+        world.fb_extra_tokens[value] = {
+            "token": value, "type": "USER", "app_id": app["id"], "user_id": login["user_id"],
+            "scopes": list(login["granted"]), "expires": now + lifetime, "issued_at": int(now),
+            "data_access_expires": int(now) + W.DATA_ACCESS_DAYS * 86400, "long_lived": False,
+            "label": W.token_label(value)}
+    return {"access_token": value, "expires_in": lifetime}
+
+
+def approve_device(world, spec, now):
+    """Control: the person enters the user code and approves (returns the
+    permissions the token will carry) or cancels (None). Caller holds the lock.
+
+    public_profile and the permissions asked become granted, except those the
+    user declined before (Login does not ask again without auth_type=rerequest)
+    or declines now (`decline`)."""
+    if not isinstance(spec, dict):
+        raise ValueError("approve_device must be an object")
+    unknown = sorted(k for k in spec if k not in ("user_code", "user", "deny", "decline"))
+    if unknown:
+        raise ValueError("approve_device: unknown keys %s (known: user_code, user, deny, decline)"
+                         % ", ".join(unknown))
+    pending = [d for d in world.fb_device_logins.values() if d["state"] == "pending" and now < d["expires"]]
+    user_code = spec.get("user_code")
+    if user_code is None:
+        if len(pending) != 1:
+            raise ValueError("approve_device: give user_code (%d pending)" % len(pending))
+        login = pending[0]
+    else:
+        login = next((d for d in pending if isinstance(user_code, str)
+                      and d["user_code"] == user_code.strip().upper()), None)
+        if login is None:
+            raise ValueError("approve_device: no pending device login with user_code %r" % (user_code,))
+    if spec.get("deny"):
+        login["state"] = "denied"
+        return None
+    user_id = spec.get("user")
+    if not isinstance(user_id, str) or user_id not in world.config.fb_users:
+        raise ValueError("approve_device: user must be a configured Facebook user id")
+    decline = spec.get("decline", [])
+    if not isinstance(decline, list) or not all(isinstance(p, str) for p in decline):
+        raise ValueError("approve_device: decline must be a list of permission names")
+    perms = world.fb_permissions.setdefault(user_id, {})
+    asked = list(dict.fromkeys(["public_profile"] + login["scopes"]))
+    for name in asked:
+        if name in decline:
+            perms[name] = "declined"
+        elif perms.get(name) != "declined":
+            perms[name] = "granted"
+    granted = [name for name in asked if perms.get(name) == "granted"]
+    login.update(state="approved", user_id=user_id, granted=granted)
+    return granted
 
 
 # ---------------------------------------------------------------------------

@@ -29,12 +29,15 @@ TWITTER_EPOCH_MS = 1288834974657
 SECRET_PARAM_NAMES = (
     "access_token", "input_token", "appsecret_proof", "client_secret",
     "fb_exchange_token", "refresh_token", "code_verifier", "oauth_token_secret",
-    "token_secret", "consumer_secret", "password", "code",
+    "token_secret", "consumer_secret", "password", "code", "token", "oauth_verifier",
 )
 _SECRET_PARAM_RE = re.compile(
     r"(?<![A-Za-z0-9_])(" + "|".join(SECRET_PARAM_NAMES) + r")=([^&\s\"'\\]*)")
 _SECRET_JSON_RE = re.compile(
     r"(\"(?:" + "|".join(SECRET_PARAM_NAMES) + r"|[a-z_]*_secret|[a-z_]*_token)\"\s*:\s*\")([^\"\\]*(?:\\.[^\"\\]*)*)\"")
+
+
+_OAUTH_VERIFIER_RE = re.compile(r'(oauth_verifier=")[^"]*')
 
 
 class ConfigError(Exception):
@@ -57,7 +60,8 @@ def mask_authorization(value):
         return None
     scheme, _, rest = value.strip().partition(" ")
     if scheme.lower() == "oauth" and "oauth_" in rest and "=" in rest:
-        return value
+        # The PIN of a PIN flow travels in the header (x-api.md section 9.5).
+        return _OAUTH_VERIFIER_RE.sub(r"\1[masked]", value)
     return scheme + " [masked]"
 
 
@@ -216,6 +220,22 @@ def _expiry(tok, started, where):
     return float(at)
 
 
+def _count(section, key, default, where, minimum=0):
+    """An integer setting of a configuration section (booleans refused)."""
+    value = section.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ConfigError("%s.%s must be an integer >= %d" % (where, key, minimum))
+    return value
+
+
+def _seconds(section, key, default, where):
+    """A positive number of seconds."""
+    value = section.get(key, default)
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+        raise ConfigError("%s.%s must be a number of seconds > 0" % (where, key))
+    return float(value)
+
+
 # Graph data access lasts about 90 days after the user last used the app
 # (graph-api.md sections 4 and 5.2), independently of the token's own expiry.
 DATA_ACCESS_DAYS = 90
@@ -304,8 +324,10 @@ class Config:
                 if fid not in self.x_users:
                     raise ConfigError("x.users %s: follows unknown user %s" % (u["id"], fid))
 
+        self._load_x_oauth2_clients(x)
         self.x_oauth1 = {}
         self.x_bearers = {}
+        self.x_refresh_tokens = {}  # configured refresh token -> its access token
         for i, tok in enumerate(x.get("tokens", [])):
             where = "x.tokens[%d]" % i
             kind = _need(tok, "type", str, where)
@@ -334,11 +356,17 @@ class Config:
                 if not isinstance(scopes, list):
                     raise ConfigError("%s: scopes must be a list" % where)
                 t["scopes"] = set(scopes)
+                t["scope_list"] = list(scopes)
+                self._oauth2_token_client(tok, t, value, where)
                 self.x_bearers[value] = t
             else:
                 raise ConfigError("%s: type must be oauth1, bearer or oauth2_user" % where)
             if value in self.x_oauth1 and value in self.x_bearers:
                 raise ConfigError("%s: token %s used twice" % (where, t["label"]))
+        for refresh in self.x_refresh_tokens:
+            if refresh in self.x_oauth1 or refresh in self.x_bearers:
+                raise ConfigError("x.tokens: refresh token of %s is also an access token"
+                                  % self.x_bearers[self.x_refresh_tokens[refresh]]["label"])
 
         self.x_tweets = {}
         for i, tw in enumerate(x.get("tweets", [])):
@@ -364,6 +392,65 @@ class Config:
         if self.x_429_style not in ("problem", "legacy"):
             raise ConfigError("x.v2_429_style must be 'problem' or 'legacy'")
         self.x_max_length = int(x.get("max_weighted_length", 280))
+        self.x_oauth2_token_lifetime = _count(x, "oauth2_token_lifetime", 7200, "x", minimum=1)
+        self.x_oauth2_code_lifetime = _seconds(x, "oauth2_code_lifetime", 30, "x")
+        reuse = x.get("oauth2_reuse_revokes_family", True)
+        if not isinstance(reuse, bool):
+            raise ConfigError("x.oauth2_reuse_revokes_family must be true or false")
+        self.x_oauth2_reuse_revokes_family = reuse
+
+    def _load_x_oauth2_clients(self, x):
+        """x.oauth2_clients: the OAuth 2.0 clients of the apps (x-api.md section 10).
+        A client with a client_secret is confidential (Basic auth at the token
+        endpoint); one without is public (client_id in the body)."""
+        self.x_oauth2_clients = {}
+        clients = x.get("oauth2_clients", [])
+        if not isinstance(clients, list):
+            raise ConfigError("x.oauth2_clients must be a list")
+        for i, client in enumerate(clients):
+            where = "x.oauth2_clients[%d]" % i
+            if not isinstance(client, dict):
+                raise ConfigError("%s: must be an object" % where)
+            cid = _need(client, "client_id", str, where)
+            if cid in self.x_oauth2_clients:
+                raise ConfigError("%s: client_id %s used twice" % (where, cid))
+            if _need(client, "consumer_key", str, where) not in self.x_apps:
+                raise ConfigError("%s: unknown consumer_key" % where)
+            secret = client.get("client_secret")
+            if secret is not None and (not isinstance(secret, str) or not secret):
+                raise ConfigError("%s: client_secret must be a non-empty string" % where)
+            uris = _need(client, "redirect_uris", list, where)
+            if not uris or not all(isinstance(u, str) and re.match(r"https?://[^/?#]+", u) for u in uris):
+                raise ConfigError("%s: redirect_uris must be a non-empty list of http(s) URLs" % where)
+            loopback = client.get("loopback_any_port", False)
+            if not isinstance(loopback, bool):
+                raise ConfigError("%s: loopback_any_port must be true or false" % where)
+            self.x_oauth2_clients[cid] = {
+                "client_id": cid, "client_secret": secret, "confidential": secret is not None,
+                "consumer_key": client["consumer_key"], "name": client.get("name", cid),
+                "redirect_uris": list(uris), "loopback_any_port": loopback}
+
+    def _oauth2_token_client(self, tok, t, value, where):
+        """The client_id and refresh_token of a configured OAuth 2.0 user token."""
+        cid = tok.get("client_id")
+        if cid is not None:
+            client = self.x_oauth2_clients.get(cid)
+            if client is None:
+                raise ConfigError("%s: unknown client_id" % where)
+            if t.get("consumer_key") is None:
+                t["consumer_key"] = client["consumer_key"]
+            elif t["consumer_key"] != client["consumer_key"]:
+                raise ConfigError("%s: client_id belongs to another app than consumer_key" % where)
+        refresh = tok.get("refresh_token")
+        if refresh is None:
+            return
+        if not isinstance(refresh, str) or not refresh:
+            raise ConfigError("%s: refresh_token must be a non-empty string" % where)
+        if cid is None:
+            raise ConfigError("%s: a refresh_token needs the client_id it was issued to" % where)
+        if refresh in self.x_refresh_tokens:
+            raise ConfigError("%s: refresh_token used twice" % where)
+        self.x_refresh_tokens[refresh] = value
 
     # -- Facebook ------------------------------------------------------------
     def _load_facebook(self, fb, started):
@@ -377,8 +464,14 @@ class Config:
             where = "facebook.apps[%d]" % i
             aid = _need(app, "id", str, where)
             _need(app, "secret", str, where)
-            a = {"name": "app %s" % aid, "require_appsecret_proof": False}
+            a = {"name": "app %s" % aid, "require_appsecret_proof": False, "client_token": None,
+                 "login_from_devices": True}
             a.update(app)
+            if a["client_token"] is not None and (not isinstance(a["client_token"], str) or not a["client_token"]
+                                                  or a["client_token"] == a["secret"]):
+                raise ConfigError("%s: client_token must be a non-empty string other than the secret" % where)
+            if not isinstance(a["login_from_devices"], bool):
+                raise ConfigError("%s: login_from_devices must be true or false" % where)
             self.fb_apps[aid] = a
 
         self.fb_users = {}
@@ -418,6 +511,9 @@ class Config:
             t["label"] = tok.get("name") or token_label(value)
             t["expires"] = _expiry(tok, started, where)
             t["data_access_expires"] = _data_access_expiry(tok, started, where)
+            t["long_lived"] = tok.get("long_lived", True)
+            if not isinstance(t["long_lived"], bool):
+                raise ConfigError("%s: long_lived must be true or false" % where)
             if "issued_at" in tok:
                 t["issued_at"] = int(tok["issued_at"])
             elif t["data_access_expires"] is not None and t["data_access_expires"] <= started:
@@ -445,7 +541,7 @@ class Config:
         for aid, app in self.fb_apps.items():
             value = "%s|%s" % (aid, app["secret"])
             self.fb_tokens.setdefault(value, {"token": value, "type": "APP", "app_id": aid,
-                                              "label": "app:%s" % aid, "expires": None,
+                                              "label": "app:%s" % aid, "expires": None, "long_lived": True,
                                               "issued_at": int(started), "scopes": [],
                                               "data_access_expires": int(started) + DATA_ACCESS_DAYS * 86400})
 
@@ -456,6 +552,9 @@ class Config:
         self.fb_scheduled_min = float(fb.get("scheduled_min_seconds", 600))
         self.fb_scheduled_max = float(fb.get("scheduled_max_seconds", 30 * 86400))
         self.fb_proof_max_age = float(fb.get("appsecret_time_window", 300))
+        self.fb_device_interval = _count(fb, "device_interval", 5, "facebook")
+        self.fb_device_expires_in = _count(fb, "device_expires_in", 420, "facebook", minimum=1)
+        self.fb_device_token_lifetime = _count(fb, "device_token_lifetime", 3600, "facebook", minimum=1)
 
     def lift_limits(self):
         """--no-rate-limits: every window and cap becomes 10**9 (headers stay)."""
@@ -660,7 +759,28 @@ class World:
         self.fb_limits = dict(cfg.fb_limits)
         self.usage_caps = {k: a["usage_cap"] for k, a in cfg.x_apps.items() if a.get("usage_cap")}
         self.fb_permissions = {uid: dict(u["permissions"]) for uid, u in cfg.fb_users.items()}
-        self.fb_extra_tokens = {}  # long-lived tokens minted by fb_exchange_token
+        self.fb_extra_tokens = {}  # Graph tokens issued at runtime: exchanged, device login, minted Page tokens
+        self.fb_minted_page_tokens = {}  # (user token, page id) -> the Page token it was given
+        self.fb_device_logins = {}       # device code -> login (sandbox_graph, Login for Devices)
+        self.device_interval = cfg.fb_device_interval
+        self.device_expires_in = cfg.fb_device_expires_in
+        # X tokens handed out at runtime (sandbox_x_auth) and the flows that lead to them.
+        self.x_request_tokens = {}       # OAuth 1.0a request token -> its PIN flow
+        self.x_issued_oauth1 = {}        # access tokens of PIN flows
+        self.x_issued_bearers = {}       # OAuth 2.0 user tokens, and app-only bearers issued again
+        self.x_refresh = {}              # refresh token -> {client_id, user_id, scope_list, family, used}
+        self.x_token_families = {}       # family -> {"access": [...], "refresh": [...]}: one authorization's tokens
+        self.oauth2_pending = {}         # state -> an authorization waiting for consent
+        self.oauth2_codes = {}           # authorization code -> what it may be exchanged for
+        self.oauth2_token_lifetime = cfg.x_oauth2_token_lifetime
+        self.oauth2_code_lifetime = cfg.x_oauth2_code_lifetime
+        for refresh, access in cfg.x_refresh_tokens.items():
+            rec = cfg.x_bearers[access]
+            family = "config:" + rec["label"]
+            self.x_refresh[refresh] = {"token": refresh, "client_id": rec["client_id"], "user_id": rec["user_id"],
+                                       "scope_list": list(rec["scope_list"]), "family": family, "used": False,
+                                       "label": rec["label"] + ":refresh"}
+            self.x_token_families[family] = {"access": [access], "refresh": [refresh]}
 
     def reset(self):
         with self.lock:
@@ -755,19 +875,54 @@ class World:
             "verify_signatures": self.verify_signatures,
             "log_entries": len(self.log),
             "posts": len(self.posts),
+            "oauth2_token_lifetime": self.oauth2_token_lifetime,
+            "oauth2_code_lifetime": self.oauth2_code_lifetime,
+            "device_interval": self.device_interval,
+            "device_expires_in": self.device_expires_in,
+            "pending": self.pending_view(time.time()),
         }
 
     def _label(self, token):
-        cfg = self.config
-        for table in (cfg.x_oauth1, cfg.x_bearers, cfg.fb_tokens, self.fb_extra_tokens):
-            if token in table:
-                return table[token]["label"]
-        return token_label(token)
+        rec = self.credential_record(token)
+        return rec["label"] if rec is not None else token_label(token)
 
     def known_token(self, token):
+        return self.credential_record(token) is not None
+
+    # -- credentials ---------------------------------------------------------------
+    def x_oauth1_record(self, token):
+        """An OAuth 1.0a access token, configured or issued by a PIN flow."""
+        rec = self.config.x_oauth1.get(token)
+        return rec if rec is not None else self.x_issued_oauth1.get(token)
+
+    def x_bearer_record(self, token):
+        """An app-only bearer or OAuth 2.0 user token, configured or issued."""
+        rec = self.config.x_bearers.get(token)
+        return rec if rec is not None else self.x_issued_bearers.get(token)
+
+    def credential_record(self, token):
+        """Any token the sandbox knows (access, refresh, Graph), or None."""
         cfg = self.config
-        return any(token in t for t in (cfg.x_oauth1, cfg.x_bearers, cfg.fb_tokens,
-                                         self.fb_extra_tokens))
+        for table in (cfg.x_oauth1, cfg.x_bearers, cfg.fb_tokens, self.fb_extra_tokens, self.x_issued_oauth1,
+                      self.x_issued_bearers, self.x_refresh):
+            rec = table.get(token)
+            if rec is not None:
+                return rec
+        return None
+
+    def pending_view(self, now):
+        """What waits for consent through the control API (no secrets: request
+        tokens, states and user codes are all public in the real flows)."""
+        cfg = self.config
+        return {
+            "request_tokens": [{"oauth_token": t, "app": cfg.x_apps[r["consumer_key"]]["name"],
+                                "access_level": r["access_level"]}
+                               for t, r in self.x_request_tokens.items() if r["state"] == "pending"],
+            "oauth2": [{"state": s, "client_id": p["client_id"], "redirect_uri": p["redirect_uri"],
+                        "scope": " ".join(p["scope_list"])} for s, p in self.oauth2_pending.items()],
+            "device": [{"user_code": d["user_code"], "app_id": d["app_id"], "scope": ",".join(d["scopes"])}
+                       for d in self.fb_device_logins.values() if d["state"] == "pending" and now < d["expires"]],
+        }
 
 
 def load_config(path):

@@ -7,6 +7,7 @@ bearer tokens, and OAuth 2.0 user-context bearer tokens with scopes.
 import base64
 import json
 import re
+import secrets
 import time
 import unicodedata
 import urllib.parse
@@ -51,7 +52,11 @@ ENDPOINTS = {
     "POST /1.1/statuses/update.json": (1, frozenset(("oauth1",)), frozenset(), True),
     "GET /1.1/friends/ids.json": (1, frozenset(("oauth1", "app")), frozenset(), False),
     "GET /1.1/account/verify_credentials.json": (1, frozenset(("oauth1",)), frozenset(), False),
+    "POST /1.1/oauth/invalidate_token": (1, frozenset(("oauth1",)), frozenset(), False),
 }
+# v1.1 endpoints that an app without v1.1 access may still call: X keeps its
+# OAuth endpoints open to every tier (x-api.md section 7).
+V1_OPEN_TO_ALL = frozenset(("POST /1.1/oauth/invalidate_token",))
 
 KIND_NAMES = {"oauth1": "OAuth 1.0a User Context", "app": "OAuth 2.0 Application-Only",
               "oauth2_user": "OAuth 2.0 User Context"}
@@ -80,6 +85,8 @@ LEGACY = {
                "https://help.twitter.com/forms/platform."),
     324: (400, "The validation of media ids failed."),
     385: (403, "You attempted to reply to a Tweet that is deleted or not visible to you."),
+    415: (403, "Callback URL not approved for this client application. Approved callback URLs can be "
+               "adjusted in your application settings"),
     453: (403, "You currently have access to a subset of Twitter API v2 endpoints and limited v1.1 "
                "endpoints (e.g. media post, oauth) only. If you need access to this endpoint, you may "
                "need a different access level. You can learn more here: "
@@ -214,15 +221,18 @@ def route(method, path):
         key = "%s %s" % (method, path)
         handler = {"POST /1.1/statuses/update.json": statuses_update,
                    "GET /1.1/friends/ids.json": friends_ids,
-                   "GET /1.1/account/verify_credentials.json": verify_credentials}.get(key)
+                   "GET /1.1/account/verify_credentials.json": verify_credentials,
+                   "POST /1.1/oauth/invalidate_token": invalidate_token}.get(key)
         return (key, handler, None) if handler else (None, None, None)
     if head == "oauth2" and method == "POST" and path == "/oauth2/token":
         return "POST /oauth2/token", oauth2_token, None
+    if head == "oauth2" and method == "POST" and path == "/oauth2/invalidate_token":
+        return "POST /oauth2/invalidate_token", oauth2_invalidate_token, None
     return None, None, None
 
 
 def is_x_path(path):
-    return path.startswith(("/2/", "/1.1/", "/oauth2/", "/oauth/")) or path in ("/2", "/1.1")
+    return path.startswith(("/2/", "/1.1/", "/oauth2/", "/oauth/", "/i/")) or path in ("/2", "/1.1")
 
 
 def endpoint_for(method, path):
@@ -237,10 +247,10 @@ def version_of(path):
 # Authentication
 
 class Auth:
-    __slots__ = ("kind", "failure", "app", "user", "token", "identity", "label", "scopes")
+    __slots__ = ("kind", "failure", "app", "user", "token", "identity", "label", "scopes", "access_level")
 
     def __init__(self, kind=None, failure=None, app=None, user=None, token=None,
-                 identity=None, label=None, scopes=None):
+                 identity=None, label=None, scopes=None, access_level=None):
         self.kind = kind
         self.failure = failure
         self.app = app
@@ -249,6 +259,9 @@ class Auth:
         self.identity = identity
         self.label = label
         self.scopes = scopes
+        # OAuth 1.0a: "read" or "read-write", the lower of the app's level and
+        # the level the token was issued with (x_auth_access_type).
+        self.access_level = access_level
 
     def log(self):
         d = {"scheme": self.kind or "none", "outcome": self.failure or "ok"}
@@ -274,7 +287,7 @@ def authenticate(world, req, now):
     scheme = scheme.lower()
     if scheme == "bearer":
         value = rest.strip()
-        rec = cfg.x_bearers.get(value)
+        rec = world.x_bearer_record(value)
         if rec is None:
             return Auth(kind="bearer", failure="unknown_token")
         kind = "app" if rec["type"] == "bearer" else "oauth2_user"
@@ -292,55 +305,66 @@ def authenticate(world, req, now):
     return authenticate_oauth1(world, req, header, now)
 
 
-def authenticate_oauth1(world, req, header, now):
-    cfg = world.config
+def parse_oauth1(header):
+    """The parameters of an OAuth 1.0a Authorization header, or None when it
+    does not parse or lacks one of REQUIRED_OAUTH."""
     try:
         pairs = oauth_utils.parse_authorization_header(header)
     except (ValueError, IndexError):
-        return Auth(kind="oauth1", failure="malformed")
+        return None
     oauth = {}
     try:
         for k, v in pairs:
             oauth[oauth_utils.unescape(k)] = oauth_utils.unescape(v)
     except ValueError:
-        return Auth(kind="oauth1", failure="malformed")
+        return None
     if any(k not in oauth for k in REQUIRED_OAUTH):
+        return None
+    return oauth
+
+
+def oauth1_failure(world, req, header, oauth, consumer_secret, token, token_secret, now):
+    """Why an OAuth 1.0a request whose consumer and token were found fails
+    (version, signature method, timestamp, signature, nonce), or None.
+    `token` is "" where there is none yet (request_token)."""
+    if oauth.get("oauth_version", "1.0") != "1.0":
+        return "bad_version"
+    if oauth["oauth_signature_method"] != "HMAC-SHA1":
+        return "unsupported_signature_method"
+    if not world.verify_signatures:
+        return None
+    ts = oauth["oauth_timestamp"]
+    window = world.config.x_timestamp_window
+    if not ts.isdigit() or abs(now - int(ts)) > window:
+        return "timestamp_out_of_window"
+    if not verify_signature(req, header, oauth["oauth_signature"], consumer_secret, token_secret):
+        return "bad_signature"
+    with world.lock:
+        fresh = world.use_nonce((oauth["oauth_consumer_key"], token, oauth["oauth_nonce"]), now, 2 * window)
+    return None if fresh else "nonce_replayed"
+
+
+def authenticate_oauth1(world, req, header, now):
+    cfg = world.config
+    oauth = parse_oauth1(header)
+    if oauth is None:
         return Auth(kind="oauth1", failure="malformed")
     ck = oauth["oauth_consumer_key"]
     app = cfg.x_apps.get(ck)
     if app is None:
         return Auth(kind="oauth1", failure="unknown_consumer")
     token = oauth.get("oauth_token")
-    rec = cfg.x_oauth1.get(token) if token else None
+    rec = world.x_oauth1_record(token) if token else None
     if rec is None or rec["consumer_key"] != ck:
         return Auth(kind="oauth1", app=app, failure="unknown_token")
+    level = "read" if "read" in (app["access_level"], rec.get("access_level")) else "read-write"
     auth = Auth(kind="oauth1", app=app, user=cfg.x_users[rec["user_id"]], token=token,
-                label=rec["label"], identity="oauth1:" + token)
+                label=rec["label"], identity="oauth1:" + token, access_level=level)
     state = world.token_state(token, rec["expires"], now)
     if state != "ok":
         auth.failure = state
         return auth
-    if oauth.get("oauth_version", "1.0") != "1.0":
-        auth.failure = "bad_version"
-        return auth
-    if oauth["oauth_signature_method"] != "HMAC-SHA1":
-        auth.failure = "unsupported_signature_method"
-        return auth
-    if not world.verify_signatures:
-        auth.failure = None
-        return auth
-    ts = oauth["oauth_timestamp"]
-    window = cfg.x_timestamp_window
-    if not ts.isdigit() or abs(now - int(ts)) > window:
-        auth.failure = "timestamp_out_of_window"
-        return auth
-    if not verify_signature(req, header, oauth["oauth_signature"], app["consumer_secret"], rec["secret"]):
-        auth.failure = "bad_signature"
-        return auth
-    with world.lock:
-        fresh = world.use_nonce((ck, token, oauth["oauth_nonce"]), now, 2 * window)
-    if not fresh:
-        auth.failure = "nonce_replayed"
+    auth.failure = oauth1_failure(world, req, header, oauth, app["consumer_secret"], token, rec["secret"], now)
     return auth
 
 
@@ -394,7 +418,7 @@ def handle(world, req):
         if version == 2:
             return problem(404, "Not Found Error", "The requested resource could not be found.", meta=meta)
         return legacy(34, meta=meta)
-    if endpoint == "POST /oauth2/token":
+    if endpoint in ("POST /oauth2/token", "POST /oauth2/invalidate_token"):
         return handler(world, req, meta)
 
     api_version, kinds, scopes, writes = ENDPOINTS[endpoint]
@@ -418,15 +442,15 @@ def handle(world, req):
         if auth.kind == "oauth2_user" and not scopes <= auth.scopes:
             meta["auth"]["missing_scopes"] = sorted(scopes - auth.scopes)
             return problem(403, "Forbidden", "Forbidden", meta=meta)
-        if writes and auth.kind == "oauth1" and app["access_level"] != "read-write":
+        if writes and auth.kind == "oauth1" and auth.access_level != "read-write":
             status, title, detail, _ = PROBLEMS["oauth1-permissions"]
             return problem(status, title, detail, problem_type(world, "oauth1-permissions"), meta=meta)
     else:
-        if app is not None and not app.get("v1_access", True):
+        if app is not None and not app.get("v1_access", True) and endpoint not in V1_OPEN_TO_ALL:
             return legacy(453, meta=meta)
         if auth.kind not in kinds:
             return legacy(220, meta=meta)
-        if writes and app["access_level"] != "read-write":
+        if writes and auth.access_level != "read-write":
             return json_response(401, {"request": req.path, "error": "Read-only application cannot POST."},
                                  meta=meta)
 
@@ -467,7 +491,7 @@ def fault_rate_headers(world, req, endpoint):
     identity = None
     limit = spec["limit"]
     if scheme.lower() == "bearer":
-        rec = world.config.x_bearers.get(rest.strip())
+        rec = world.x_bearer_record(rest.strip())
         if rec is not None:
             identity = ("app:%s" % rec["consumer_key"]) if rec["type"] == "bearer" else "oauth2:" + rest.strip()
             if rec["type"] == "bearer":
@@ -1186,33 +1210,85 @@ def statuses_update(world, req, auth, arg, now, meta):
 
 
 # ---------------------------------------------------------------------------
-# App-only token
+# App-only token (x-api.md section 10)
 
-def oauth2_token(world, req, meta):
+def basic_app(world, req):
+    """The app whose consumer key and secret an `Authorization: Basic` header
+    carries (base64 of the percent-encoded key, a colon, the encoded secret), or None."""
     header = req.header("authorization") or ""
     scheme, _, rest = header.strip().partition(" ")
-    app = None
-    if scheme.lower() == "basic":
-        try:
-            decoded = base64.b64decode(rest.strip(), validate=True).decode("utf-8")
-            key, _, secret = decoded.partition(":")
-            key, secret = urllib.parse.unquote(key), urllib.parse.unquote(secret)
-        except (ValueError, UnicodeDecodeError):
-            key = secret = None
-        app = world.config.x_apps.get(key) if key else None
-        if app is not None and app["consumer_secret"] != secret:
-            app = None
+    if scheme.lower() != "basic":
+        return None
+    try:
+        decoded = base64.b64decode(rest.strip(), validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    key, _, secret = decoded.partition(":")
+    app = world.config.x_apps.get(urllib.parse.unquote(key))
+    if app is None or app["consumer_secret"] != urllib.parse.unquote(secret):
+        return None
+    return app
+
+
+def unverified_credentials(meta):
+    return json_response(403, {"errors": [{"code": 99, "label": "authenticity_token_error",
+                                           "message": "Unable to verify your credentials"}]}, meta=meta)
+
+
+def app_bearer(world, app):
+    """The app's app-only bearer token: its configured one while that is valid,
+    else the one issued after it was invalidated (issued now if there is none).
+    Caller holds the lock."""
+    tables = (world.config.x_bearers, world.x_issued_bearers)
+    for table in tables:
+        for value, rec in table.items():
+            if rec["type"] == "bearer" and rec["consumer_key"] == app["consumer_key"] \
+                    and value not in world.revoked:
+                return value
+    value = "AAAAAAAAAAAAAAAAAAAAA" + secrets.token_urlsafe(60)
+    world.x_issued_bearers[value] = {"type": "bearer", "token": value, "consumer_key": app["consumer_key"],
+                                     "label": W.token_label(value), "expires": None}
+    return value
+
+
+def oauth2_token(world, req, meta):
+    app = basic_app(world, req)
     meta["auth"] = {"scheme": "basic", "outcome": "ok" if app else "bad_credentials"}
     if app is None:
-        return json_response(403, {"errors": [{"code": 99, "label": "authenticity_token_error",
-                                               "message": "Unable to verify your credentials"}]}, meta=meta)
+        return unverified_credentials(meta)
     form = dict(req.form)
     if form.get("grant_type") != "client_credentials":
         return json_response(403, {"errors": [{"code": 170, "label": "forbidden_missing_parameter",
                                                "message": "Missing required parameter: grant_type"}]},
                              meta=meta)
-    for value, rec in world.config.x_bearers.items():
-        if rec["type"] == "bearer" and rec["consumer_key"] == app["consumer_key"] and value not in world.revoked:
-            return json_response(200, {"token_type": "bearer", "access_token": value}, meta=meta)
-    return json_response(403, {"errors": [{"code": 99, "label": "authenticity_token_error",
-                                           "message": "Unable to verify your credentials"}]}, meta=meta)
+    with world.lock:
+        value = app_bearer(world, app)
+    return json_response(200, {"token_type": "bearer", "access_token": value}, meta=meta)
+
+
+def oauth2_invalidate_token(world, req, meta):
+    """POST /oauth2/invalidate_token: the app's bearer stops working; the next
+    POST /oauth2/token hands out a new one."""
+    app = basic_app(world, req)
+    meta["auth"] = {"scheme": "basic", "outcome": "ok" if app else "bad_credentials"}
+    if app is None:
+        return unverified_credentials(meta)
+    params = dict(req.query + req.form)
+    value = params.get("access_token")
+    if not value:
+        return legacy(170, meta=meta, message="Missing required parameter: access_token")
+    rec = world.x_bearer_record(value)
+    if rec is None or rec["type"] != "bearer" or rec["consumer_key"] != app["consumer_key"] \
+            or value in world.revoked:
+        return legacy(89, meta=meta)
+    with world.lock:
+        world.revoked[value] = True
+    return json_response(200, {"access_token": value}, meta=meta)
+
+
+def invalidate_token(world, req, auth, arg, now, meta):
+    """POST /1.1/oauth/invalidate_token, signed with the user token to revoke
+    (x-api.md section 9.5)."""
+    with world.lock:
+        world.revoked[auth.token] = True
+    return json_response(200, {"access_token": auth.token}, meta=meta)
