@@ -1232,9 +1232,10 @@ def _one_bad_then_good(run, bad, garbage_key):
         bad = dict(bad, private_key_file=garbage_key)
     p = run([], jl(bad, GOOD))
     assert p.returncode == 1, (p.stdout, p.stderr)
-    assert p.stderr == b""
     outs = envelopes(p.stdout)
     assert len(outs) == 2, outs
+    # stderr: only the summary of a failed run whose stdout is not a terminal (issue 11).
+    assert p.stderr == ("oauth-sign: 1 of 2 failed (%s 1)\n" % outs[0]["error"]["kind"]).encode(), p.stderr
     assert outs[1]["ok"] is True and outs[1]["line"] == 2
     assert list(outs[0])[:2] == ["ok", "line"] and outs[0]["ok"] is False and outs[0]["line"] == 1
     assert list(outs[0])[-1] == "error" and "result" not in outs[0]
@@ -1705,7 +1706,9 @@ def test_plaintext_signs_only_with_the_records_own_secrets_and_only_over_https(r
     assert p.returncode == 1, (p.returncode, p.stdout[:2000], p.stderr)
     signature = pct(REC_CS) + "&" + pct(REC_TS)
     if fmt == "json":
-        assert p.stderr == b""
+        # stderr: only the summary of a failed run whose stdout is not a terminal (issue 11).
+        assert p.stderr == ("oauth-sign: %d of %d failed (input %d)\n"
+                            % (len(PT_REFUSED), len(records), len(PT_REFUSED))).encode(), p.stderr
         outs = envelopes(p.stdout)
         assert [o["line"] for o in outs] == list(range(1, len(records) + 1))
         for o, (rec, words) in zip(outs, PLAINTEXT_CASES):

@@ -57,7 +57,8 @@ public final class Engine {
     private var unbegun: [Tracked] = []
     private var ready: [Exchange] = []
     private var inFlight: [Int: Exchange] = [:]
-    private var parked: [(Tracked, RequestSpec)] = []
+    /// Jobs stopped for their buffered lines, with when their request may go.
+    private var parked: [(Tracked, RequestSpec, notBefore: Double)] = []
     private var deliveries: [(Tracked, Result<Answer, RecordError>)] = []
     /// Shared requests not yet answered, by sharing key.
     private var shared: [String: Exchange] = [:]
@@ -96,7 +97,7 @@ public final class Engine {
         }
         let caFile = arguments.value(CommonOptions.cacert)
         if let caFile, let problem = CertificateBundle.problem(caFile) { throw .configuration("--cacert: \(problem)") }
-        self.transport = try CurlTransport(parallel: parallel, timeout: Double(arguments.integer(CommonOptions.timeout, default: 30)),
+        self.transport = try CurlTransport(parallel: parallel, timeout: arguments.decimal(CommonOptions.timeout, default: 30),
                                            caFile: caFile, userAgent: "socialpipe/\(socialpipeVersion) (\(tool.name))")
     }
 
@@ -175,13 +176,16 @@ public final class Engine {
     private func handle(_ step: JobStep, _ tracked: Tracked) {
         switch step {
         case .send(let spec): submit(spec, for: tracked)
+        case .sendAfter(let spec, let seconds): submit(spec, for: tracked, notBefore: Clock.monotonic() + max(0, seconds))
         case .hold: fail(tracked, RecordError(.http, "internal error: a job held back after it began"))
         case .done: finish(tracked, failed: false)
         case .fail(let error): fail(tracked, error)
         }
     }
 
-    private func submit(_ spec: RequestSpec, for tracked: Tracked) {
+    /// Sends `spec` for `tracked`, not before the monotonic time `notBefore`
+    /// (a request shared with one already waiting or answered goes with it).
+    private func submit(_ spec: RequestSpec, for tracked: Tracked, notBefore: Double = 0) {
         if interruption != nil {
             fail(tracked, cancelledBeforeSending(tracked))
             return
@@ -199,7 +203,7 @@ public final class Engine {
         }
         let reply = tracked.job.reply
         if !reply.isAtHead && reply.bufferedLines >= Self.lineBoundPerJob {
-            parked.append((tracked, spec))
+            parked.append((tracked, spec, notBefore))
             return
         }
         if let sharing = spec.sharing {
@@ -216,6 +220,7 @@ public final class Engine {
             }
         }
         let exchange = Exchange(spec: spec, order: tracked.order, jobs: [tracked])
+        exchange.notBefore = notBefore
         if let key = spec.sharing?.key { shared[key] = exchange }
         queue(exchange)
     }
@@ -251,13 +256,13 @@ public final class Engine {
     /// the head of the output or its lines have gone out.
     private func unpark() {
         guard !parked.isEmpty else { return }
-        var still: [(Tracked, RequestSpec)] = []
-        for (tracked, spec) in parked {
+        var still: [(Tracked, RequestSpec, notBefore: Double)] = []
+        for (tracked, spec, notBefore) in parked {
             let reply = tracked.job.reply
             if reply.isAtHead || reply.bufferedLines < Self.lineBoundPerJob {
-                submit(spec, for: tracked)
+                submit(spec, for: tracked, notBefore: notBefore)
             } else {
-                still.append((tracked, spec))
+                still.append((tracked, spec, notBefore))
             }
         }
         parked = still
@@ -392,18 +397,11 @@ public final class Engine {
 
     private func conclude(_ id: Int, _ outcome: TransferOutcome, elapsed: Double) {
         guard let exchange = inFlight.removeValue(forKey: id), let request = exchange.request else { return }
-        if verbose {
-            let time = Int(elapsed * 1000)
-            switch outcome {
-            case .response(let response):
-                let detail = exchange.spec.service.verboseDetail(response).map { " " + $0 } ?? ""
-                Diagnostics.say("\(response.status) \(request.method) \(Redaction.redactedURL(request.url)) (\(time) ms)\(detail)")
-            case .failure(let message, _, _, _):
-                Diagnostics.say("failed \(request.method) \(Redaction.redactedURL(request.url)): \(message) (\(time) ms)")
-            }
-        }
         switch outcome {
         case .failure(let message, let requestSent, let lasting, let status):
+            if verbose {
+                Diagnostics.say("failed \(request.method) \(Redaction.redactedURL(request.url)): \(message) (\(Int(elapsed * 1000)) ms)")
+            }
             if requestSent && !exchange.spec.idempotent {
                 failExchange(exchange, RecordError(.ambiguous, "\(message) after the request was sent; it may or may not have been applied",
                                                    status: status))
@@ -413,16 +411,22 @@ public final class Engine {
                 failExchange(exchange, RecordError(.network, message))
             }
         case .response(let response):
-            judge(response, to: exchange)
+            judge(response, to: exchange, verboseAfter: verbose ? (request, elapsed) : nil)
         }
     }
 
-    /// What `response` means for `exchange`, as its API's service sees it.
-    private func judge(_ response: HTTPResponse, to exchange: Exchange) {
+    /// What `response` means for `exchange`, as its API's service sees it;
+    /// with `verboseAfter`, the response's `-v` line once that is known.
+    private func judge(_ response: HTTPResponse, to exchange: Exchange, verboseAfter sent: (HTTPRequest, Double)? = nil) {
         let key = exchange.spec.rateLimitKey
         exchange.spec.service.readRateLimits(response, into: &buckets[key, default: RateLimitState()])
         let body = ResponseBody(response.body)
-        switch exchange.spec.service.classify(response, body: body) {
+        let verdict = exchange.spec.service.classify(response, body: body)
+        if let (request, elapsed) = sent {
+            Diagnostics.say(Self.verboseLine(response, request, elapsed: elapsed, detail: exchange.spec.service.verboseDetail(response),
+                                             error: verdict.error))
+        }
+        switch verdict {
         case .success:
             answered(exchange, .success(Answer(response, body: body)))
         case .failure(let error):
@@ -434,6 +438,25 @@ public final class Engine {
         case .throttled(let error):
             rateLimited(exchange, response, error, capped: false, stopsCredentials: true)
         }
+    }
+
+    /// Longest API message a `-v` line shows, in Unicode scalars.
+    static let verboseMessageLimit = 200
+
+    /// `STATUS METHOD URL (N ms)`, the service's detail, and for an answer
+    /// judged an error the API's message, cut to `verboseMessageLimit`
+    /// (`Diagnostics.say` escapes it). A message the API did not give
+    /// (`HTTP 400`) would only repeat the status.
+    static func verboseLine(_ response: HTTPResponse, _ request: HTTPRequest, elapsed: Double, detail: String?,
+                            error: RecordError?) -> String {
+        var line = "\(response.status) \(request.method) \(Redaction.redactedURL(request.url)) (\(Int(elapsed * 1000)) ms)"
+        if let detail { line += " " + detail }
+        if let message = error?.message, message != "HTTP \(response.status)" {
+            let scalars = message.unicodeScalars
+            line += " " + (scalars.count > verboseMessageLimit
+                ? String(String.UnicodeScalarView(scalars.prefix(verboseMessageLimit))) + "…" : message)
+        }
+        return line
     }
 
     /// Hands a final result to every job waiting for `exchange`.
@@ -608,7 +631,7 @@ public final class Engine {
         for exchange in waiting {
             for tracked in exchange.allJobs { fail(tracked, cancelledBeforeSending(tracked)) }
         }
-        for (tracked, _) in parked { fail(tracked, cancelledBeforeSending(tracked)) }
+        for (tracked, _, _) in parked { fail(tracked, cancelledBeforeSending(tracked)) }
         parked.removeAll()
         for (id, exchange) in inFlight where exchange.spec.idempotent {
             transport.cancel(id: id)

@@ -60,6 +60,15 @@ extension RequestAuthorizer {
     public var secretValues: [String] { [] }
 }
 
+/// Adds nothing; names the secrets a request carries in its headers or
+/// body (a client secret in a form), so that `-v` and dry runs hide them.
+public struct SecretsOf: RequestAuthorizer {
+    public let values: [String]
+    public init(_ values: [String]) { self.values = values }
+    public func authorize(_ request: inout HTTPRequest) throws(RecordError) {}
+    public var secretValues: [String] { values }
+}
+
 /// One HTTP request as it is sent.
 public struct HTTPRequest: Sendable {
     public var method: String
@@ -211,6 +220,14 @@ public enum ResponseClass {
     /// off, and once it gives up, later requests on the same credentials
     /// fail without being sent.
     case throttled(RecordError)
+
+    /// The error the API answered with; nil for a success.
+    public var error: RecordError? {
+        switch self {
+        case .success: return nil
+        case .failure(let error), .transient(let error), .rateLimited(let error, _), .throttled(let error): return error
+        }
+    }
 }
 
 /// Gathers several jobs' requests into one and splits its answer (a Graph

@@ -31,6 +31,10 @@ extension Job {
 public enum JobStep {
     /// Send this request and call `received` with its answer.
     case send(RequestSpec)
+    /// The same, not before `seconds` from now: a wait the API asks for
+    /// between requests (a login polled at its interval), kept by the loop's
+    /// timers like a backoff, so signals and other jobs go on meanwhile.
+    case sendAfter(RequestSpec, seconds: Double)
     /// Not yet (`begin` only): ask again when another job has ended.
     case hold
     /// The job is complete.

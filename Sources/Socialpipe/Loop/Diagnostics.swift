@@ -4,13 +4,23 @@ import Glibc
 /// `stderr` global is never named (a Swift 6 concurrency error).
 public enum Diagnostics {
     nonisolated(unsafe) static var toolName = "socialpipe"
+    /// Whether the progress line is on fd 2, drawn without a newline: `say`
+    /// erases it in the same write, so that no message lands on its end, and
+    /// the loop draws it again on its next turn.
+    nonisolated(unsafe) static var progressLineShown = false
 
     /// Writes `TOOL: message` and a newline to fd 2. Control characters in
     /// the message (which may quote a record) are written as escapes, so that
     /// a record can neither forge a line of its own nor drive the terminal.
     public static func say(_ message: String) {
-        var text = toolName + ": " + escapingControlCharacters(message) + "\n"
+        var text = line(message, erasingProgressLine: progressLineShown)
+        progressLineShown = false
         _ = text.withUTF8 { writeAll(fd: 2, $0) }
+    }
+
+    /// What `say` writes: the message's line, after the erasure of the progress line when it is shown.
+    static func line(_ message: String, erasingProgressLine: Bool) -> String {
+        (erasingProgressLine ? ProgressLine.erase : "") + toolName + ": " + escapingControlCharacters(message) + "\n"
     }
 
     /// `text` with C0 and C1 control characters and DEL as `\n`, `\r`, `\t` or `\u{…}`.

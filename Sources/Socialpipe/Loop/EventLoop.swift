@@ -93,7 +93,22 @@ public final class EventLoop {
         }
         output.flush()
         progress.clear()
-        return status()
+        let status = status()
+        summarizeFailures()
+        return status
+    }
+
+    /// One line on stderr saying how many records failed and why, so that a
+    /// run under make(1) shows why it stopped. Not when the envelopes are on
+    /// a terminal (they already say it), nor when failures were written to
+    /// stderr one by one (oauth-sign's header and curl formats), nor once
+    /// the reader of the output is gone. fb-perm-check's -q sends stdout to
+    /// /dev/null, so it does get the line, as grep -q still reports errors;
+    /// a permission not granted is an answer, not a failure, and is not counted.
+    private func summarizeFailures() {
+        guard queue.style == .envelopes, !output.isClosed, isatty(output.fd) == 0,
+              let summary = queue.failureSummary else { return }
+        Diagnostics.say(summary)
     }
 
     /// Hands records to the tool while there is room and no signal waits.

@@ -13,15 +13,19 @@ public struct OptionSpec: Sendable {
     /// Accepted integers, when the value is a number; checked while parsing,
     /// so that a bad value is a usage error before anything else is looked at.
     public let integers: ClosedRange<Int>?
+    /// Accepted decimal numbers (`0.5`, `2.25`), when the value may have a
+    /// fraction; checked while parsing, as `integers` are.
+    public let decimals: ClosedRange<Double>?
     public let help: String
 
     public init(_ long: String, short: Character? = nil, value: String? = nil, choices: [String] = [],
-                integers: ClosedRange<Int>? = nil, help: String) {
+                integers: ClosedRange<Int>? = nil, decimals: ClosedRange<Double>? = nil, help: String) {
         self.long = long
         self.short = short
         self.valueName = value
         self.choices = choices
         self.integers = integers
+        self.decimals = decimals
         self.help = help
     }
 }
@@ -37,13 +41,18 @@ public struct ToolDescription: Sendable {
     public let epilogue: String
     /// The field a string line, `-R` line or argument stands for; nil for none.
     public let primaryField: String?
+    /// The commands of an interactive tool (`tw-auth pin`): the first
+    /// argument must be one of them, and it is the only one.
+    public let commands: [String]
 
-    public init(name: String, usage: String, summary: String, epilogue: String, primaryField: String?) {
+    public init(name: String, usage: String, summary: String, epilogue: String, primaryField: String?,
+                commands: [String] = []) {
         self.name = name
         self.usage = usage
         self.summary = summary
         self.epilogue = epilogue
         self.primaryField = primaryField
+        self.commands = commands
     }
 }
 
@@ -64,14 +73,16 @@ public enum CommonOptions {
         help: "each input line, as text, is the record's primary field")
     public static let unordered = OptionSpec("unordered", help: "write outcomes as they complete")
     public static let dryRun = OptionSpec("dry-run", help: "build and sign each request, send nothing")
-    public static let timeout = OptionSpec("timeout", value: "S", integers: 1...86_400,
-        help: "per-request timeout in seconds (default 30)")
+    /// At least a millisecond: libcurl counts in them, and 0 would mean no timeout at all.
+    public static let timeout = OptionSpec("timeout", value: "S", decimals: 0.001...86_400,
+        help: "per-request timeout in seconds, fractions allowed (default 30)")
     public static let retries = OptionSpec("retries", value: "N", integers: 0...100,
         help: "retries for retryable failures (default 3)")
     public static let maxWait = OptionSpec("max-wait", value: "S", integers: 0...(86_400 * 7),
         help: "longest rate-limit wait before a record fails (default 900)")
     public static let cacert = OptionSpec("cacert", value: "FILE", help: "trust this CA bundle")
-    public static let verbose = OptionSpec("verbose", short: "v", help: "log each request and response status on stderr")
+    public static let verbose = OptionSpec("verbose", short: "v",
+        help: "log each request and response status on stderr, with the API's message for an error")
     public static let quiet = OptionSpec("quiet", short: "q", help: "no progress line")
     public static let progress = OptionSpec("progress", help: "show the progress line")
     public static let noProgress = OptionSpec("no-progress", help: "never show the progress line")
@@ -127,6 +138,11 @@ public struct ParsedArguments {
     public func integer(_ option: OptionSpec, default defaultValue: Int) -> Int {
         value(option).flatMap { Int($0) } ?? defaultValue
     }
+
+    /// A decimal option (already checked against its range by the parser), or `defaultValue`.
+    public func decimal(_ option: OptionSpec, default defaultValue: Double) -> Double {
+        value(option).flatMap(ArgumentParser.decimal) ?? defaultValue
+    }
 }
 
 /// GNU-style option parsing: `--opt=value`, `--opt value`, unique prefixes
@@ -164,6 +180,10 @@ public struct ArgumentParser {
             }
             if let range = spec.integers, !(Int(value).map(range.contains) ?? false) {
                 throw .usage("--\(spec.long): expected an integer from \(range.lowerBound) to \(range.upperBound), got '\(value)'")
+            }
+            if let range = spec.decimals, !(Self.decimal(value).map(range.contains) ?? false) {
+                throw .usage("--\(spec.long): expected a number from \(Self.describe(range.lowerBound)) to "
+                             + "\(Self.describe(range.upperBound)), like 0.5 or 30, got '\(value)'")
             }
             parsed.add(spec, value)
         }
@@ -212,6 +232,13 @@ public struct ArgumentParser {
         }
         if parsed.isSet(CommonOptions.help) { return .show(helpText) }
         if parsed.isSet(CommonOptions.version) { return .show("\(tool.name) \(socialpipeVersion)\n") }
+        if !tool.commands.isEmpty {
+            let known = tool.commands.joined(separator: ", ")
+            guard let command = parsed.positional.first else { throw .usage("no command: give one of \(known)") }
+            guard tool.commands.contains(command) else { throw .usage("unknown command '\(command)': give one of \(known)") }
+            if parsed.positional.count > 1 { throw .usage("unexpected argument '\(parsed.positional[1])' after \(command)") }
+            return .run(parsed)
+        }
         if tool.primaryField == nil {
             if parsed.isSet(CommonOptions.rawInput) { throw .usage("-R: \(tool.name) has no primary field; give JSON objects") }
             if let first = parsed.positional.first {
@@ -219,6 +246,28 @@ public struct ArgumentParser {
             }
         }
         return .run(parsed)
+    }
+
+    /// `value` as a plain decimal: digits with an optional fraction (`30`,
+    /// `0.5`, `.25`); no sign, exponent, hexadecimal, `nan` or `inf`, which
+    /// `Double(_:)` would take.
+    static func decimal(_ value: String) -> Double? {
+        var digits = 0
+        var points = 0
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digits += 1
+            case UInt8(ascii: "."): points += 1
+            default: return nil
+            }
+        }
+        guard digits > 0, points <= 1 else { return nil }
+        return Double(value)
+    }
+
+    /// `86400` rather than `86400.0` in a message.
+    private static func describe(_ number: Double) -> String {
+        number == number.rounded() && abs(number) < 1e15 ? String(Int(number)) : String(number)
     }
 
     private func lookupLong(_ name: String) throws(StartupError) -> OptionSpec {

@@ -2,13 +2,20 @@ import Glibc
 
 /// The single updating status line on stderr (contract §5): shown on a
 /// terminal once a run lasts over a second, or always with `--progress`.
+/// Every message on stderr goes through `Diagnostics.say`, which erases the
+/// line first; `show` draws it again after.
 struct ProgressLine {
+    /// Back to the line's start, and clear to its end.
+    static let erase = "\r\u{1B}[K"
+
     private let tool: String
     private let forced: Bool
     private let allowed: Bool
     private let started = Clock.monotonic()
     private var lastShown = 0.0
-    private(set) var isVisible = false
+
+    /// Whether the line is on screen (a message may have erased it since).
+    var isVisible: Bool { Diagnostics.progressLineShown }
 
     init(tool: String, arguments: ParsedArguments) {
         self.tool = tool
@@ -32,13 +39,13 @@ struct ProgressLine {
         }
         text += "\u{1B}[K"
         _ = text.withUTF8 { writeAll(fd: 2, $0) }
-        isVisible = true
+        Diagnostics.progressLineShown = true
     }
 
-    mutating func clear() {
+    func clear() {
         guard isVisible else { return }
-        var text = "\r\u{1B}[K"
+        var text = Self.erase
         _ = text.withUTF8 { writeAll(fd: 2, $0) }
-        isVisible = false
+        Diagnostics.progressLineShown = false
     }
 }

@@ -19,6 +19,8 @@ final class OutcomeQueue {
         var done = false
         /// Lines held here until the record reaches the head.
         var bufferedLines = 0
+        /// Whether the record has failed (its first failure is the one counted).
+        var failed = false
     }
 
     enum Pending {
@@ -38,6 +40,10 @@ final class OutcomeQueue {
     private(set) var unfinished = 0
     /// Lines held in slots behind the head, for the read-ahead bound.
     private(set) var bufferedLines = 0
+    /// Records opened, for the summary at exit.
+    private(set) var records = 0
+    /// Records that failed, by the kind of their first failure.
+    private(set) var failuresByKind: [RecordError.Kind: Int] = [:]
 
     init(ordered: Bool, style: OutputStyle, output: OutputWriter) {
         self.ordered = ordered
@@ -47,6 +53,7 @@ final class OutcomeQueue {
 
     func open() -> Slot {
         let slot = Slot()
+        records += 1
         unfinished += 1
         if ordered { slots.append(slot) }
         return slot
@@ -71,6 +78,23 @@ final class OutcomeQueue {
         slot.pending.append(.lines(held.array, count: 1))
         slot.bufferedLines += 1
         bufferedLines += 1
+    }
+
+    /// Counts a failure of the record of `slot`, once per record.
+    func countFailure(in slot: Slot, _ kind: RecordError.Kind) {
+        guard !slot.failed else { return }
+        slot.failed = true
+        failuresByKind[kind, default: 0] += 1
+    }
+
+    /// `3 of 6 failed (duplicate 2, auth 1)`: kinds by count, largest
+    /// first, ties by name; nil when no record failed.
+    var failureSummary: String? {
+        guard !failuresByKind.isEmpty else { return nil }
+        let kinds = failuresByKind.map { (name: $0.key.rawValue, count: $0.value) }
+            .sorted { $0.count != $1.count ? $0.count > $1.count : $0.name < $1.name }
+        let failed = kinds.reduce(0) { $0 + $1.count }
+        return "\(failed) of \(records) failed (" + kinds.map { "\($0.name) \($0.count)" }.joined(separator: ", ") + ")"
     }
 
     /// A message for stderr, written when the record's turn comes.
@@ -192,15 +216,17 @@ public final class Reply {
     }
 
     /// One line the tool formatted itself (without its newline), in the
-    /// `toolLines` style.
-    public func writeLine(_ text: UnsafeBufferPointer<UInt8>) {
+    /// `toolLines` style; `failsRun` makes the run exit 1 all the same (a
+    /// check that found a token invalid).
+    public func writeLine(_ text: UnsafeBufferPointer<UInt8>, failsRun: Bool = false) {
         guard !isFinished else { return }
-        queue.writeLine(in: slot, failed: false) { $0.append(text) }
+        queue.writeLine(in: slot, failed: failsRun) { $0.append(text) }
     }
 
     /// One failed outcome: an envelope, or a message on stderr in the `toolLines` style.
     public func fail(_ error: RecordError) {
         guard !isFinished else { return }
+        queue.countFailure(in: slot, error.kind)
         switch queue.style {
         case .envelopes:
             queue.writeLine(in: slot, failed: true) { output in

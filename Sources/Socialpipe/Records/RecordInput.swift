@@ -88,8 +88,10 @@ final class RecordInput {
             }
             switch JSON.parse(bytes) {
             case .failure(let error):
+                // A plain text line is the likeliest mistake, and -R its cure.
+                let hint = primaryField == nil ? "" : "; for plain text lines use -R"
                 return .unusable(line: number, start: Array(bytes.prefix(LineReader.prefixLength)),
-                                 message: "invalid JSON at column \(error.column): \(error.message)")
+                                 message: "invalid JSON at column \(error.column): \(error.message)\(hint)")
             case .success(let value):
                 return accept(value, number: number, text: bytes)
             }

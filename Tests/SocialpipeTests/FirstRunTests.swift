@@ -1,0 +1,105 @@
+import Glibc
+@testable import Socialpipe
+import Testing
+
+// The first run, fixed (issue 11): the pieces behind the summary line, the
+// -v response line, the progress line's erasure and fractional --timeout.
+// End to end in Tests/firstrun/.
+
+@Suite struct FailureSummaryTests {
+    func queue() -> OutcomeQueue {
+        OutcomeQueue(ordered: true, style: .envelopes, output: OutputWriter(fd: open("/dev/null", O_WRONLY | O_CLOEXEC)))
+    }
+
+    @Test func countsFailedRecordsByKindLargestFirstThenByName() {
+        let queue = queue()
+        let kinds: [RecordError.Kind?] = [.duplicate, nil, .auth, .input, nil, .input, .rateLimit]
+        for (index, kind) in kinds.enumerated() {
+            let reply = Reply(queue: queue, line: index + 1, input: nil)
+            if let kind { reply.fail(RecordError(kind, "no")) } else { reply.succeed(JSON.object()) }
+            reply.finish()
+        }
+        #expect(queue.failureSummary == "5 of 7 failed (input 2, auth 1, duplicate 1, rate_limit 1)")
+    }
+
+    @Test func aRecordCountsOnceAndAnAnswerThatFailsTheRunIsNoFailure() {
+        let queue = queue()
+        let twice = Reply(queue: queue, line: 1, input: nil)
+        twice.fail(RecordError(.http, "first"))
+        twice.fail(RecordError(.network, "second"))
+        twice.finish()
+        let denied = Reply(queue: queue, line: 2, input: nil)
+        denied.succeed(JSON.object(), failsRun: true)
+        denied.finish()
+        #expect(queue.failureSummary == "1 of 2 failed (http 1)")
+        #expect(queue.anyFailed)
+    }
+
+    @Test func nothingToSayWhenNothingFailed() {
+        let queue = queue()
+        let reply = Reply(queue: queue, line: 1, input: nil)
+        reply.succeed(JSON.object(), failsRun: true)
+        reply.finish()
+        #expect(queue.failureSummary == nil)
+    }
+}
+
+@Suite struct VerboseLineTests {
+    let request = HTTPRequest(method: "POST", url: "https://graph.example/v27.0/me/feed?access_token=secret", idempotent: false)
+    let response = HTTPResponse(status: 400, headers: [], body: [])
+
+    @Test func showsTheAPIsMessageOfAnError() {
+        let line = Engine.verboseLine(response, request, elapsed: 0.012, detail: "facebook-api-version=v27.0",
+                                      error: RecordError(.duplicate, "(#506) Duplicate status message", status: 400))
+        #expect(line.hasPrefix("400 POST https://graph.example/v27.0/me/feed"))
+        #expect(!line.contains("secret"))
+        #expect(line.hasSuffix(" (12 ms) facebook-api-version=v27.0 (#506) Duplicate status message"))
+    }
+
+    @Test func showsNothingMoreForASuccessOrAMessageThatIsOnlyTheStatus() {
+        let ok = HTTPResponse(status: 200, headers: [], body: [])
+        #expect(Engine.verboseLine(ok, request, elapsed: 0.001, detail: nil, error: nil).hasSuffix(" (1 ms)"))
+        #expect(Engine.verboseLine(response, request, elapsed: 0.001, detail: nil,
+                                   error: RecordError(.http, "HTTP 400", status: 400)).hasSuffix(" (1 ms)"))
+    }
+
+    @Test func cutsALongMessage() {
+        let long = String(repeating: "é", count: 5000)
+        let line = Engine.verboseLine(response, request, elapsed: 0, detail: nil, error: RecordError(.http, long))
+        #expect(line.hasSuffix(" " + String(repeating: "é", count: Engine.verboseMessageLimit) + "…"))
+    }
+}
+
+@Suite struct ProgressLineErasureTests {
+    @Test func aMessageErasesTheProgressLineInTheSameWrite() {
+        let line = Diagnostics.line("POST https://x\u{1B}[2J", erasingProgressLine: true)
+        #expect(line.hasPrefix("\r\u{1B}[K"))
+        #expect(line.hasSuffix(": POST https://x\\u{1b}[2J\n"))
+        #expect(!Diagnostics.line("hello", erasingProgressLine: false).contains("\r"))
+    }
+}
+
+@Suite struct DecimalOptionTests {
+    let tool = ToolDescription(name: "decimal-test", usage: "", summary: "", epilogue: "", primaryField: nil)
+
+    func timeout(_ arguments: [String]) throws(StartupError) -> Double {
+        let parser = ArgumentParser(tool: tool, options: [CommonOptions.timeout])
+        guard case .run(let parsed) = try parser.parse(arguments) else { return -1 }
+        return parsed.decimal(CommonOptions.timeout, default: 30)
+    }
+
+    @Test func takesFractionsOfASecond() throws {
+        #expect(try timeout([]) == 30)
+        #expect(try timeout(["--timeout", "0.5"]) == 0.5)
+        #expect(try timeout(["--timeout=2.25"]) == 2.25)
+        #expect(try timeout(["--timeout", ".25"]) == 0.25)
+        #expect(try timeout(["--timeout", "86400"]) == 86_400)
+    }
+
+    @Test func refusesZeroNegativesAndWhatIsNoPlainNumber() {
+        for value in ["0", "0.000", "0.0004", "-1", "-0.5", "+1", "abc", "nan", "inf", "infinity", "1e3", "0x10", "",
+                      ".", "1.2.3", " 1", "86400.5"] {
+            #expect(throws: StartupError.self, "\(value)") { _ = try timeout(["--timeout", value]) }
+        }
+    }
+}
