@@ -16,6 +16,8 @@ let package = Package(
         .executable(name: "tw-friends", targets: ["tw-friends"]),
         .executable(name: "fb-feed", targets: ["fb-feed"]),
         .executable(name: "fb-perm-check", targets: ["fb-perm-check"]),
+        .executable(name: "tw-auth", targets: ["tw-auth"]),
+        .executable(name: "fb-auth", targets: ["fb-auth"]),
     ],
     targets: [
         // libcurl is linked by the tools that transfer (see CCurl/shim.h), not
@@ -34,6 +36,10 @@ let package = Package(
         .executableTarget(name: "fb-feed", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),
         .executableTarget(name: "fb-perm-check", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
+                          linkerSettings: [.linkedLibrary("curl")]),
+        .executableTarget(name: "tw-auth", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
+                          linkerSettings: [.linkedLibrary("curl")]),
+        .executableTarget(name: "fb-auth", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),
         .testTarget(name: "SocialpipeTests", dependencies: ["Socialpipe"]),
     ]

@@ -107,6 +107,29 @@ public enum CredentialFile {
         }
     }
 
+    /// Changes one profile's `service` section under the lock: the file is
+    /// read, `change` edits the section (created when missing), and the file
+    /// is replaced. The profile becomes the file's default when it has none.
+    public static func update(_ path: String, profile: String, service: String,
+                              _ change: (JSON) -> Void) throws(Problem) {
+        let lock = try Self.lock(path, timeout: 30)
+        defer { lock.release() }
+        let document = try read(path)
+        var node = document
+        for key in ["profiles", profile, service] {
+            if let child = node.member(key), child.kind == .object {
+                node = child
+            } else {
+                let child = JSON.object()
+                node.set(member: key, child)
+                node = child
+            }
+        }
+        change(node)
+        if document["default"] == nil { document.set("default", string: profile) }
+        try replace(path, with: document)
+    }
+
     /// The file a symbolic link names, so that a write replaces the file and
     /// keeps the link; `path` itself when it is no link or names nothing yet.
     static func resolved(_ path: String) -> String {

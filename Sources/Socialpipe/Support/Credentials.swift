@@ -15,9 +15,8 @@ public struct CredentialStore {
     /// `$SOCIALPIPE_PROFILE`. `stringFields` lists, per service section, the
     /// fields that must be strings when present.
     public static func load(_ arguments: ParsedArguments, stringFields: [String: [String]]) throws(StartupError) -> CredentialStore {
-        let explicitPath = arguments.value(CommonOptions.credentials) ?? Environment.nonEmpty("SOCIALPIPE_CREDENTIALS")
-        let path = explicitPath ?? (Environment.nonEmpty("XDG_CONFIG_HOME") ?? Environment.value("HOME").map { $0 + "/.config" })
-            .map { $0 + "/socialpipe/credentials.json" }
+        let explicitPath = Self.explicitPath(arguments)
+        let path = Self.path(arguments)
         let requestedProfile = arguments.value(CommonOptions.profile) ?? Environment.nonEmpty("SOCIALPIPE_PROFILE")
 
         var profiles: [String: JSON] = [:]
@@ -53,6 +52,18 @@ public struct CredentialStore {
             throw .configuration(store.unknownProfile(selected))
         }
         return store
+    }
+
+    /// The file named by `--credentials` or `$SOCIALPIPE_CREDENTIALS`.
+    static func explicitPath(_ arguments: ParsedArguments) -> String? {
+        arguments.value(CommonOptions.credentials) ?? Environment.nonEmpty("SOCIALPIPE_CREDENTIALS")
+    }
+
+    /// The credentials file in use, whether it exists yet or not: the one
+    /// named, else `${XDG_CONFIG_HOME:-$HOME/.config}/socialpipe/credentials.json`.
+    public static func path(_ arguments: ParsedArguments) -> String? {
+        explicitPath(arguments) ?? (Environment.nonEmpty("XDG_CONFIG_HOME") ?? Environment.value("HOME").map { $0 + "/.config" })
+            .map { $0 + "/socialpipe/credentials.json" }
     }
 
     /// The message for a profile name that is not in the file: which ones are.

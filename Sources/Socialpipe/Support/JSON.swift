@@ -252,6 +252,11 @@ public struct JSON {
         json_array_append(raw, value.raw)
     }
 
+    /// Removes member `key` of an object, if it is there.
+    public func remove(member key: String) {
+        _ = json_object_del(raw, key)
+    }
+
     /// A deep copy that shares nothing with this value.
     public func deepCopy() -> JSON {
         JSON(owning: json_deep_copy(raw))

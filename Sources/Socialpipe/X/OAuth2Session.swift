@@ -66,6 +66,9 @@ public final class OAuth2Session {
     }
 
     public var accessToken: String { token.accessToken }
+    /// When the token expires (epoch seconds), when known.
+    public var expiresAt: Double? { token.expiresAt }
+    public var scopes: String? { token.scopes }
 
     /// Whether the token must be refreshed before it is used.
     public var isExpiring: Bool {
@@ -112,7 +115,7 @@ public final class OAuth2Session {
         var request = RequestSpec(method: "POST", url: apiBase + "/2/oauth2/token", headers: headers,
                                   body: PercentEncoding.formEncoded(form), idempotent: false,
                                   rateLimitKey: "POST /2/oauth2/token " + token.clientID, service: service,
-                                  authorizer: SecretCarrier(values: [refreshToken] + (token.clientSecret.map { [$0] } ?? [])))
+                                  authorizer: SecretsOf([refreshToken] + (token.clientSecret.map { [$0] } ?? [])))
         request.sharing = RequestSpec.Sharing(key: "oauth2 refresh \(profile) \(generation)", keepAnswer: false)
         refreshInFlight = request
         return request
@@ -197,13 +200,6 @@ public final class OAuth2Session {
     }
 }
 
-/// Names the secrets a request carries in its body, for a dry run or log.
-struct SecretCarrier: RequestAuthorizer {
-    let values: [String]
-    func authorize(_ request: inout HTTPRequest) throws(RecordError) {}
-    var secretValues: [String] { values }
-}
-
 /// A job's way through OAuth 2.0 refreshes: before a request when the token
 /// is about to expire, and once after a 401. Jobs without an OAuth 2.0 user
 /// token pass straight through.
@@ -233,8 +229,18 @@ public final class TokenRefreshing {
         }
     }
 
+    /// Whether the job waits for a refresh (a failure now is the refresh's).
+    public var isWaitingForRefresh: Bool { pending != nil }
+
+    /// `request` as it goes out with the session's current token: a shared
+    /// request is shared only among requests made with the same token, so
+    /// one refused before a refresh is asked again after it.
     private func sent(_ request: RequestSpec) -> JobStep {
-        sentWith = session?.generation ?? 0
+        var request = request
+        if let session {
+            sentWith = session.generation
+            if let key = request.sharing?.key { request.sharing?.key = key + " token \(sentWith)" }
+        }
         return .send(request)
     }
 

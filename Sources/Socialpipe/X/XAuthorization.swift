@@ -11,8 +11,8 @@ public struct XAuthorizer: RequestAuthorizer {
     /// An `auth` error when no source had X credentials.
     public init(_ credentials: TwitterCredentials?, crypto: Crypto, session: OAuth2Session? = nil) throws(RecordError) {
         guard let credentials else {
-            throw RecordError(.auth, "no X credentials: set TW_CONSUMER_KEY, TW_CONSUMER_SECRET, TW_ACCESS_TOKEN and "
-                + "TW_ACCESS_TOKEN_SECRET (or TW_BEARER_TOKEN), or use a credentials profile")
+            throw RecordError(.auth, "no X credentials: get them into a profile with tw-auth pin (or tw-auth oauth2), or set "
+                + "TW_CONSUMER_KEY, TW_CONSUMER_SECRET, TW_ACCESS_TOKEN and TW_ACCESS_TOKEN_SECRET (or TW_BEARER_TOKEN)")
         }
         self.credentials = credentials
         self.crypto = crypto

@@ -73,7 +73,8 @@ extension CredentialSource where Credentials == TwitterCredentials {
 
     /// The configuration error for a tool that cannot find X credentials anywhere.
     public static func missingEverywhere(_ tool: String) -> StartupError {
-        .configuration("no X credentials: set TW_CONSUMER_KEY, TW_CONSUMER_SECRET, TW_ACCESS_TOKEN and "
-            + "TW_ACCESS_TOKEN_SECRET (or TW_BEARER_TOKEN), or give a credentials file (see \(tool)(1))")
+        .configuration("no X credentials: get them into a profile with tw-auth pin (or tw-auth oauth2), or set "
+            + "TW_CONSUMER_KEY, TW_CONSUMER_SECRET, TW_ACCESS_TOKEN and TW_ACCESS_TOKEN_SECRET (or TW_BEARER_TOKEN); "
+            + "see \(tool)(1) and tw-auth(1)")
     }
 }

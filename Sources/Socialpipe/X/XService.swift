@@ -77,7 +77,11 @@ public final class XService: APIService {
         }
         let messages = errors.compactMap { $0["message"]?.string ?? $0["detail"]?.string }
         if !messages.isEmpty { return (code, messages.joined(separator: "; ")) }
-        if let text = body["error"]?.string { return (code, text) }
+        // OAuth 2.0 token endpoints: {"error": "invalid_request", "error_description": "…"}.
+        if let text = body["error"]?.string {
+            guard let description = body["error_description"]?.string else { return (code, text) }
+            return (code ?? text, text + ": " + description)
+        }
         return (code, "HTTP \(status)")
     }
 }

@@ -1,0 +1,224 @@
+import Glibc
+import Socialpipe
+
+/// What every tw-auth command shares: where X is, the credentials file and
+/// the terminal to ask on.
+final class TwitterAuth: RecordTool {
+    enum Command: String { case pin, oauth2, app, status, logout }
+
+    let command: Command
+    let apiBase: String
+    let path: String
+    let terminal: Terminal?
+    let service = XService()
+    let crypto = Crypto()
+    /// `--access read|write` (pin), `--scopes`, `--client-id`, `--redirect-uri`, `--no-browser` (oauth2).
+    var access: String?
+    var scopes = "tweet.read tweet.write users.read follows.read offline.access"
+    var clientID: String?
+    var redirect = "http://127.0.0.1:8739/callback"
+    var pasteRedirect = false
+    /// For `status`: the X tools' own view of the credentials (refreshing OAuth 2.0 tokens).
+    let x: XSetup?
+
+    init(command: Command, apiBase: String, path: String, terminal: Terminal?, x: XSetup?) {
+        self.command = command
+        self.apiBase = apiBase
+        self.path = path
+        self.terminal = terminal
+        self.x = x
+    }
+
+    func start(_ record: Record, reply: Reply) -> Job? {
+        let profile = (try? record.string("profile")) ?? nil ?? "default"
+        switch command {
+        case .pin: return PINJob(auth: self, profile: profile, reply: reply)
+        case .oauth2: return OAuth2Job(auth: self, profile: profile, reply: reply)
+        case .app: return AppJob(auth: self, profile: profile, reply: reply)
+        case .status: return StatusJob(auth: self, record: record, profile: profile, reply: reply)
+        case .logout: return LogoutJob(auth: self, profile: profile, reply: reply)
+        }
+    }
+
+    /// The profile's `twitter` section as the file holds it now.
+    func section(_ profile: String) throws(RecordError) -> JSON? {
+        do throws(CredentialFile.Problem) {
+            let section = try CredentialFile.read(path)["profiles"]?.member(profile)?.member("twitter")
+            return section?.kind == .object ? section : nil
+        } catch {
+            throw RecordError(.auth, error.message)
+        }
+    }
+
+    /// A value from the environment, else the profile, else asked on the terminal.
+    func value(_ variable: String, _ field: String, of profile: String, question: String, secret: Bool) throws(RecordError) -> String {
+        if let found = Environment.nonEmpty(variable) { return found }
+        if let found = try section(profile)?[field: field], !found.isEmpty { return found }
+        guard let terminal, let answer = terminal.ask(question, secret: secret), !answer.isEmpty else {
+            throw RecordError(.input, "no \(field): set \(variable), store it in profile \"\(profile)\", or answer the question")
+        }
+        return answer
+    }
+
+    /// Stores `fields` in the profile's `twitter` section (and removes `removing`).
+    func store(_ profile: String, _ fields: [(String, JSON)], removing: [String] = []) throws(RecordError) {
+        do throws(CredentialFile.Problem) {
+            try CredentialFile.update(path, profile: profile, service: "twitter") { section in
+                for key in removing { section.remove(member: key) }
+                for (key, value) in fields { section.set(member: key, value) }
+            }
+        } catch {
+            throw RecordError(.auth, "cannot store the credentials: \(error.message)")
+        }
+    }
+
+    /// A request to X.
+    func request(_ method: String, _ path: String, form: [Parameter]? = nil, headers: [String] = [],
+                 authorizer: RequestAuthorizer?) -> RequestSpec {
+        var all = headers + ["Accept: application/json"]
+        if form != nil { all.append("Content-Type: application/x-www-form-urlencoded") }
+        return RequestSpec(method: method, url: apiBase + path, headers: all, body: form.map(PercentEncoding.formEncoded),
+                           idempotent: method == "GET", rateLimitKey: method + " " + path, service: service, authorizer: authorizer)
+    }
+
+    /// The line tw-auth prints: what was stored or checked, no secret in it.
+    static func line(_ reply: Reply, _ members: [(String, JSON)], failsRun: Bool = false) {
+        let object = JSON.object()
+        for (key, value) in members { object.set(member: key, value) }
+        var text = object.dumped()
+        text.withUTF8 { reply.writeLine($0, failsRun: failsRun) }
+    }
+
+    static func account(_ answer: Answer) -> JSON? {
+        guard let data = answer.json?["data"], let id = data["id"]?.string else { return nil }
+        let account = JSON.object()
+        account.set("id", string: id)
+        if let username = data["username"]?.string { account.set("username", string: username) }
+        return account
+    }
+}
+
+extension JSON {
+    /// The string member named `field`.
+    subscript(field field: String) -> String? { member(field)?.string }
+}
+
+/// `tw-auth pin`: OAuth 1.0a with a PIN (x-api.md §9.5).
+final class PINJob: Job {
+    let reply: Reply
+    private let auth: TwitterAuth
+    private let profile: String
+    private var signer: XAuthFlows.PINSigner?
+    private var step = 0
+    private var stored: TwitterCredentials?
+
+    init(auth: TwitterAuth, profile: String, reply: Reply) {
+        self.auth = auth
+        self.profile = profile
+        self.reply = reply
+    }
+
+    func begin() -> JobStep {
+        do throws(RecordError) {
+            let key = try auth.value("TW_CONSUMER_KEY", "consumer_key", of: profile, question: "API key (consumer key): ", secret: false)
+            let secret = try auth.value("TW_CONSUMER_SECRET", "consumer_secret", of: profile,
+                                        question: "API key secret (consumer secret): ", secret: true)
+            var signer = XAuthFlows.PINSigner(consumerKey: key, consumerSecret: secret, crypto: auth.crypto)
+            signer.callback = "oob"
+            self.signer = signer
+            let form = auth.access.map { [Parameter("x_auth_access_type", $0)] }
+            return .send(auth.request("POST", "/oauth/request_token", form: form, authorizer: signer))
+        } catch {
+            return .fail(error)
+        }
+    }
+
+    func received(_ answer: Answer) -> JobStep {
+        step += 1
+        guard var signer else { return .done }
+        switch step {
+        case 1:
+            let fields = XAuthFlows.form(answer)
+            guard let token = fields["oauth_token"], let secret = fields["oauth_token_secret"],
+                  fields["oauth_callback_confirmed"] == "true" else {
+                return .fail(RecordError(.auth, "request_token answered without a confirmed request token", status: answer.status))
+            }
+            auth.terminal?.show("Open this page, sign in as the account to post as, and authorize the app:\n  "
+                + auth.apiBase + "/oauth/authorize?oauth_token=" + PercentEncoding.encoded(token))
+            guard let pin = auth.terminal?.ask("PIN: "), !pin.isEmpty else { return .fail(RecordError(.auth, "no PIN given")) }
+            signer.callback = nil
+            signer.token = token
+            signer.tokenSecret = secret
+            signer.verifier = pin
+            self.signer = signer
+            return .send(auth.request("POST", "/oauth/access_token", form: [], authorizer: signer))
+        case 2:
+            let fields = XAuthFlows.form(answer)
+            guard let token = fields["oauth_token"], let secret = fields["oauth_token_secret"] else {
+                return .fail(RecordError(.auth, "access_token answered without an access token", status: answer.status))
+            }
+            do throws(RecordError) {
+                try auth.store(profile, [("consumer_key", .string(signer.consumerKey)),
+                                         ("consumer_secret", .string(signer.consumerSecret)),
+                                         ("access_token", .string(token)), ("access_token_secret", .string(secret))])
+                let credentials = TwitterCredentials(consumerKey: signer.consumerKey, consumerSecret: signer.consumerSecret,
+                                                     accessToken: token, accessTokenSecret: secret, origin: "profile \"\(profile)\"")
+                return .send(auth.request("GET", "/2/users/me", authorizer: try XAuthorizer(credentials, crypto: auth.crypto)))
+            } catch {
+                return .fail(error)
+            }
+        default:
+            TwitterAuth.line(reply, [("profile", .string(profile)), ("method", .string("oauth1")),
+                                     ("account", TwitterAuth.account(answer) ?? .null), ("credentials", .string(auth.path))])
+            return .done
+        }
+    }
+
+    func ending(with error: RecordError) -> RecordError {
+        guard step == 1, error.status == 401 else { return error }
+        var error = error
+        error.message += " (the PIN was not accepted; a request token takes one try: run tw-auth pin again)"
+        return error
+    }
+}
+
+/// `tw-auth app`: an app-only bearer token (x-api.md §10).
+final class AppJob: Job {
+    let reply: Reply
+    private let auth: TwitterAuth
+    private let profile: String
+    private var key = ""
+    private var secret = ""
+
+    init(auth: TwitterAuth, profile: String, reply: Reply) {
+        self.auth = auth
+        self.profile = profile
+        self.reply = reply
+    }
+
+    func begin() -> JobStep {
+        do throws(RecordError) {
+            key = try auth.value("TW_CONSUMER_KEY", "consumer_key", of: profile, question: "API key (consumer key): ", secret: false)
+            secret = try auth.value("TW_CONSUMER_SECRET", "consumer_secret", of: profile,
+                                    question: "API key secret (consumer secret): ", secret: true)
+            return .send(auth.request("POST", "/oauth2/token", form: [Parameter("grant_type", "client_credentials")],
+                                      headers: [XAuthFlows.basic(key, secret)], authorizer: SecretsOf([secret])))
+        } catch {
+            return .fail(error)
+        }
+    }
+
+    func received(_ answer: Answer) -> JobStep {
+        guard let token = answer.json?["access_token"]?.string else {
+            return .fail(RecordError(.auth, "the token endpoint answered without an access_token", status: answer.status))
+        }
+        do throws(RecordError) {
+            try auth.store(profile, [("consumer_key", .string(key)), ("consumer_secret", .string(secret)),
+                                     ("bearer_token", .string(token))])
+        } catch {
+            return .fail(error)
+        }
+        TwitterAuth.line(reply, [("profile", .string(profile)), ("method", .string("app")), ("credentials", .string(auth.path))])
+        return .done
+    }
+}

@@ -1,0 +1,279 @@
+import Socialpipe
+
+/// `tw-auth oauth2`: Authorization Code with PKCE (x-api.md §10). The code
+/// lives 30 seconds, so it is exchanged as soon as the redirect brings it.
+final class OAuth2Job: Job {
+    let reply: Reply
+    private let auth: TwitterAuth
+    private let profile: String
+    private var clientID = ""
+    private var clientSecret: String?
+    private var verifier = ""
+    private var token: JSON?
+
+    init(auth: TwitterAuth, profile: String, reply: Reply) {
+        self.auth = auth
+        self.profile = profile
+        self.reply = reply
+    }
+
+    func begin() -> JobStep {
+        do throws(RecordError) {
+            let stored = try auth.section(profile)?.member("oauth2")
+            if let given = auth.clientID ?? stored?[field: "client_id"] ?? Environment.nonEmpty("TW_CLIENT_ID") {
+                clientID = given
+            } else {
+                guard let answer = auth.terminal?.ask("OAuth 2.0 client ID: "), !answer.isEmpty else {
+                    throw RecordError(.input, "no client ID: give --client-id, or answer the question")
+                }
+                clientID = answer
+            }
+            clientSecret = stored?[field: "client_secret"] ?? Environment.nonEmpty("TW_CLIENT_SECRET")
+            if clientSecret == nil {
+                let answer = auth.terminal?.ask("Client secret (empty for a public client): ", secret: true) ?? ""
+                clientSecret = answer.isEmpty ? nil : answer
+            }
+            let pkce = XAuthFlows.pkce(auth.crypto)
+            verifier = pkce.verifier
+            let state = XAuthFlows.base64URL(Crypto.randomBytes(24))
+            let query = [("response_type", "code"), ("client_id", clientID), ("redirect_uri", auth.redirect),
+                         ("scope", auth.scopes), ("state", state), ("code_challenge", pkce.challenge),
+                         ("code_challenge_method", "S256")]
+                .map { $0.0 + "=" + PercentEncoding.encoded($0.1) }.joined(separator: "&")
+            let listener = auth.pasteRedirect ? nil : try Loopback(redirect: auth.redirect)
+            auth.terminal?.show("Open this page, sign in as the account to use, and authorize the app:\n  "
+                + XAuthFlows.authorizeBase(apiBase: auth.apiBase) + "/i/oauth2/authorize?" + query)
+            let redirected: String
+            if let listener {
+                auth.terminal?.show("Waiting for the redirect to \(auth.redirect) …")
+                redirected = try listener.waitForRedirect(timeout: 300)
+            } else {
+                guard let pasted = auth.terminal?.ask("Paste the address your browser was sent to: "), !pasted.isEmpty else {
+                    throw RecordError(.auth, "no redirect address given")
+                }
+                redirected = pasted.firstIndex(of: "?").map { String(pasted[pasted.index(after: $0)...]) } ?? pasted
+            }
+            var fields: [String: String] = [:]
+            for pair in PercentEncoding.formPairs(Array(redirected.utf8)) {
+                fields[String(decoding: pair.name, as: UTF8.self)] = String(decoding: pair.value, as: UTF8.self)
+            }
+            guard fields["state"] == state else {
+                throw RecordError(.auth, "the redirect's state does not match this request's: not exchanging its code")
+            }
+            if let error = fields["error"] { throw RecordError(.auth, "authorization refused: \(error)") }
+            guard let code = fields["code"], !code.isEmpty else { throw RecordError(.auth, "the redirect carries no code") }
+            var form = [Parameter("grant_type", "authorization_code"), Parameter("code", code),
+                        Parameter("redirect_uri", auth.redirect), Parameter("code_verifier", verifier)]
+            var headers: [String] = []
+            if let clientSecret {
+                headers.append(XAuthFlows.basic(clientID, clientSecret))
+            } else {
+                form.append(Parameter("client_id", clientID))
+            }
+            return .send(auth.request("POST", "/2/oauth2/token", form: form, headers: headers,
+                                      authorizer: SecretsOf([clientSecret, verifier, code].compactMap { $0 })))
+        } catch {
+            return .fail(error)
+        }
+    }
+
+    /// The code exchange refused: the code is spent or expired, so the whole flow starts again.
+    func ending(with error: RecordError) -> RecordError {
+        guard token == nil, error.kind == .http || error.kind == .auth else { return error }
+        var error = error
+        error.kind = .auth
+        error.message += " (the authorization code lives 30 seconds and works once: run tw-auth oauth2 again)"
+        return error
+    }
+
+    func received(_ answer: Answer) -> JobStep {
+        if let token {
+            TwitterAuth.line(reply, [("profile", .string(profile)), ("method", .string("oauth2")),
+                                     ("account", TwitterAuth.account(answer) ?? .null),
+                                     ("expires_at", token.member("expires_at") ?? .null),
+                                     ("scopes", token.member("scopes") ?? .null), ("credentials", .string(auth.path))])
+            return .done
+        }
+        guard let body = answer.json, let access = body["access_token"]?.string else {
+            return .fail(RecordError(.auth, "the token endpoint answered without an access_token", status: answer.status))
+        }
+        let stored = JSON.object()
+        stored.set("client_id", string: clientID)
+        if let clientSecret { stored.set("client_secret", string: clientSecret) }
+        stored.set("access_token", string: access)
+        if let refresh = body["refresh_token"]?.string { stored.set("refresh_token", string: refresh) }
+        if let lifetime = body["expires_in"]?.number { stored.set("expires_at", string: Clock.iso8601(Clock.wall() + lifetime)) }
+        stored.set("scopes", string: body["scope"]?.string ?? auth.scopes)
+        do throws(RecordError) {
+            try auth.store(profile, [("oauth2", stored)])
+        } catch {
+            return .fail(error)
+        }
+        token = stored
+        let bearer = TwitterCredentials(bearerToken: access, origin: "profile \"\(profile)\"")
+        do throws(RecordError) {
+            return .send(auth.request("GET", "/2/users/me", authorizer: try XAuthorizer(bearer, crypto: auth.crypto)))
+        } catch {
+            return .fail(error)
+        }
+    }
+}
+
+/// `tw-auth status`: whether a profile's X credentials work, and as whom.
+final class StatusJob: Job {
+    let reply: Reply
+    private let auth: TwitterAuth
+    private let record: Record
+    private let profile: String
+    private var method = "none"
+    private var refreshing: TokenRefreshing?
+    private var request: RequestSpec?
+    private var authorizer: XAuthorizer?
+
+    init(auth: TwitterAuth, record: Record, profile: String, reply: Reply) {
+        self.auth = auth
+        self.record = record
+        self.profile = profile
+        self.reply = reply
+    }
+
+    func begin() -> JobStep {
+        guard let x = auth.x else { return .fail(RecordError(.auth, "no credentials file")) }
+        do throws(RecordError) {
+            let authorizer = try x.authorizer(for: record)
+            self.authorizer = authorizer
+            let credentials = authorizer.credentials
+            method = credentials.hasOAuth1 ? "oauth1" : authorizer.session != nil ? "oauth2" : "app"
+            // App-only tokens have no account: any user lookup shows whether X takes the token.
+            let path = method == "app" ? "/2/users/by/username/XDevelopers" : "/2/users/me"
+            let request = x.request("GET", path, endpoint: "GET " + path, authorizer: authorizer)
+            let refreshing = TokenRefreshing(x: x, authorizer: authorizer)
+            self.request = request
+            self.refreshing = refreshing
+            return answered(refreshing.step(for: request))
+        } catch {
+            return .fail(error)
+        }
+    }
+
+    func received(_ answer: Answer) -> JobStep {
+        if let step = refreshing?.received(answer) { return answered(step) }
+        report(valid: true, account: method == "app" ? nil : TwitterAuth.account(answer))
+        return .done
+    }
+
+    func recovering(from error: RecordError) -> JobStep? {
+        if let refreshing, refreshing.isWaitingForRefresh {
+            // The refresh itself failed: the token cannot be used.
+            report(valid: false, account: nil, problem: refreshing.ending(with: error).message)
+            return .done
+        }
+        if let step = refreshing?.recovering(from: error, request: request) { return answered(step) }
+        // Not valid is an answer, not a failure of the check.
+        guard error.kind == .auth || (method == "app" && error.kind == .notFound) else { return nil }
+        report(valid: error.kind == .notFound, account: nil, problem: error.kind == .auth ? error.message : nil)
+        return .done
+    }
+
+    /// A token that cannot be refreshed is an invalid one: a line says so.
+    private func answered(_ step: JobStep) -> JobStep {
+        guard case .fail(let error) = step, error.kind == .auth else { return step }
+        report(valid: false, account: nil, problem: error.message)
+        return .done
+    }
+
+    func ending(with error: RecordError) -> RecordError {
+        refreshing?.ending(with: error) ?? error
+    }
+
+    private func report(valid: Bool, account: JSON?, problem: String? = nil) {
+        var members: [(String, JSON)] = [("profile", .string(profile)), ("method", .string(method)), ("valid", .bool(valid))]
+        if let account { members.append(("account", account)) }
+        if let session = authorizer?.session {
+            members.append(("expires_at", session.expiresAt.map { .string(Clock.iso8601($0)) } ?? .null))
+            members.append(("scopes", session.scopes.map { .string($0) } ?? .null))
+        }
+        if let problem { members.append(("problem", .string(problem))) }
+        TwitterAuth.line(reply, members, failsRun: !valid)
+    }
+}
+
+/// `tw-auth logout`: revokes what X lets revoke, then removes the profile's
+/// X tokens from the file (the app's key and secret stay).
+final class LogoutJob: Job {
+    let reply: Reply
+    private let auth: TwitterAuth
+    private let profile: String
+    private var revoked: [String] = []
+    private var pending: [(String, RequestSpec)] = []
+
+    init(auth: TwitterAuth, profile: String, reply: Reply) {
+        self.auth = auth
+        self.profile = profile
+        self.reply = reply
+    }
+
+    func begin() -> JobStep {
+        do throws(RecordError) {
+            guard let section = try auth.section(profile) else {
+                throw RecordError(.auth, "profile \"\(profile)\" has no twitter credentials in \(auth.path)")
+            }
+            if let oauth2 = section.member("oauth2"), let id = oauth2[field: "client_id"] {
+                for field in ["refresh_token", "access_token"] {
+                    guard let token = oauth2[field: field] else { continue }
+                    var form = [Parameter("token", token)]
+                    var headers: [String] = []
+                    var secrets = [token]
+                    if let secret = oauth2[field: "client_secret"] {
+                        headers.append(XAuthFlows.basic(id, secret))
+                        secrets.append(secret)
+                    } else {
+                        form.append(Parameter("client_id", id))
+                    }
+                    pending.append(("oauth2 " + field, auth.request("POST", "/2/oauth2/revoke", form: form, headers: headers,
+                                                                   authorizer: SecretsOf(secrets))))
+                }
+            }
+            if let key = section[field: "consumer_key"], let secret = section[field: "consumer_secret"],
+               let token = section[field: "access_token"], let tokenSecret = section[field: "access_token_secret"] {
+                var signer = XAuthFlows.PINSigner(consumerKey: key, consumerSecret: secret, crypto: auth.crypto)
+                signer.token = token
+                signer.tokenSecret = tokenSecret
+                pending.append(("oauth1", auth.request("POST", "/1.1/oauth/invalidate_token", form: [], authorizer: signer)))
+            }
+            return next()
+        } catch {
+            return .fail(error)
+        }
+    }
+
+    private func next() -> JobStep {
+        guard !pending.isEmpty else { return finish() }
+        return .send(pending[0].1)
+    }
+
+    func received(_ answer: Answer) -> JobStep {
+        revoked.append(pending.removeFirst().0)
+        return next()
+    }
+
+    /// A token X no longer knows is as good as revoked.
+    func recovering(from error: RecordError) -> JobStep? {
+        guard !pending.isEmpty, error.kind == .auth || error.kind == .http else { return nil }
+        pending.removeFirst()
+        return next()
+    }
+
+    private func finish() -> JobStep {
+        do throws(RecordError) {
+            try auth.store(profile, [], removing: ["access_token", "access_token_secret", "bearer_token", "oauth2"])
+        } catch {
+            return .fail(error)
+        }
+        let list = JSON.array()
+        for name in revoked { list.append(.string(name)) }
+        TwitterAuth.line(reply, [("profile", .string(profile)), ("revoked", list), ("removed", .bool(true)),
+                                 ("credentials", .string(auth.path))])
+        return .done
+    }
+}

@@ -1,0 +1,95 @@
+// tw-auth: obtains, checks and revokes the X credentials the other tools use.
+import Glibc
+import Socialpipe
+
+let tool = ToolDescription(
+    name: "tw-auth",
+    usage: "COMMAND [OPTION]...",
+    summary: """
+    Get, check and revoke X credentials, stored in a profile of the credentials file.
+      pin       OAuth 1.0a with a PIN: the app's key and secret, a page to authorize, the PIN
+      oauth2    OAuth 2.0 with PKCE: a page to authorize, the redirect on a loopback port
+      app       an app-only bearer token from the app's key and secret
+      status    whether a profile's credentials work, and as whom (--all: every profile)
+      logout    revoke the profile's X tokens and remove them from the file
+    Questions and pages go to stderr; answers are read from the terminal, never from
+    arguments. stdout gets one JSON line per profile stored or checked, with no secret.
+    """,
+    epilogue: """
+    Keys and secrets come from TW_CONSUMER_KEY and TW_CONSUMER_SECRET, the profile, or a
+    question. Exit status: 0 done (status: every profile valid), 1 a flow refused or a
+    token invalid, 2 usage error, 3 configuration error. See tw-auth(1).
+    """,
+    primaryField: nil,
+    commands: ["pin", "oauth2", "app", "status", "logout"])
+
+let allOption = OptionSpec("all", help: "status: check every profile of the file")
+let accessOption = OptionSpec("access", value: "LEVEL", choices: ["read", "write"],
+                              help: "pin: ask for read or write access (default: the app's setting)")
+let scopesOption = OptionSpec("scopes", value: "LIST",
+                              help: "oauth2: scopes, space-separated (default tweet.read tweet.write users.read follows.read offline.access)")
+let clientIDOption = OptionSpec("client-id", value: "ID", help: "oauth2: the app's OAuth 2.0 client ID")
+let redirectOption = OptionSpec("redirect-uri", value: "URI",
+                                help: "oauth2: the redirect URI registered for the app (default http://127.0.0.1:8739/callback)")
+let noBrowserOption = OptionSpec("no-browser", help: "oauth2: paste the redirected address instead of listening for it")
+
+let status = ToolMain.run(tool, options: [
+    allOption, accessOption, scopesOption, clientIDOption, redirectOption, noBrowserOption,
+    CommonOptions.profile, CommonOptions.credentials, CommonOptions.apiBase(help: XSetup.apiBaseHelp),
+    CommonOptions.cacert, CommonOptions.timeout, CommonOptions.verbose, CommonOptions.help, CommonOptions.version,
+]) { arguments throws(StartupError) in
+    guard let command = arguments.positional.first.flatMap(TwitterAuth.Command.init) else { return .usage }
+    let apiBase = try APIBase.resolve(option: arguments.value(CommonOptions.apiBase(help: XSetup.apiBaseHelp)),
+                                      environmentVariable: "TW_API_BASE", fallback: "https://api.x.com")
+    if arguments.isSet(allOption) && command != .status { throw .usage("--all: only for status") }
+    if arguments.isSet(allOption) && arguments.isSet(CommonOptions.profile) { throw .usage("give --profile or --all, not both") }
+    guard let path = CredentialStore.path(arguments) else { throw .configuration("no credentials file: HOME is not set") }
+    let document: JSON
+    do throws(CredentialFile.Problem) {
+        document = try CredentialFile.read(path)
+    } catch {
+        throw .configuration("credentials file: \(error.message)")
+    }
+    let profiles = document["profiles"]?.members.map(\.key) ?? []
+    let chosen = arguments.value(CommonOptions.profile) ?? Environment.nonEmpty("SOCIALPIPE_PROFILE") ?? document["default"]?.string
+
+    var records: [JSON] = []
+    func record(_ profile: String?) -> JSON {
+        let record = JSON.object()
+        if let profile { record.set("profile", string: profile) }
+        return record
+    }
+    var x: XSetup?
+    switch command {
+    case .status:
+        x = try XSetup(arguments: arguments, tool: tool)
+        if arguments.isSet(allOption) {
+            records = profiles.filter { document["profiles"]?.member($0)?.member("twitter") != nil }.map(record)
+            if records.isEmpty { throw .configuration("no profile of \(path) has twitter credentials") }
+        } else {
+            records = [record(chosen)]
+        }
+    case .logout:
+        guard let profile = chosen, profiles.contains(profile) else {
+            throw .configuration("no profile to log out of: give --profile NAME (profiles of \(path): \(profiles.joined(separator: ", ")))")
+        }
+        records = [record(profile)]
+    case .pin, .oauth2, .app:
+        records = [record(chosen ?? "default")]
+    }
+    // Questions need a terminal; checks and logouts do not.
+    let terminal = [.pin, .oauth2, .app].contains(command) ? try? Terminal() : nil
+    if command == .pin && terminal == nil { _ = try Terminal() }
+    if command == .oauth2 && arguments.isSet(noBrowserOption) && terminal == nil { _ = try Terminal() }
+
+    let auth = TwitterAuth(command: command, apiBase: apiBase, path: path, terminal: terminal, x: x)
+    auth.access = arguments.value(accessOption)
+    if let scopes = arguments.value(scopesOption) { auth.scopes = scopes }
+    auth.clientID = arguments.value(clientIDOption)
+    if let redirect = arguments.value(redirectOption) { auth.redirect = redirect }
+    auth.pasteRedirect = arguments.isSet(noBrowserOption)
+    let engine = try Engine(arguments: arguments, tool: tool, defaultParallel: 4)
+    return try EventLoop(tool: tool, arguments: arguments, source: .records(records), style: .toolLines, engine: engine,
+                         watchesSignals: false).run(auth)
+}
+exit(status.rawValue)
