@@ -5,13 +5,19 @@
 /// JSON text, or `null` for a part the API did not complete.
 public final class GraphBatching: Batching {
     public let maximumBatch: Int
-    private let setup: GraphSetup
+    /// The API base and version the batch goes to.
+    private let versionRoot: String
 
     /// The most Graph accepts in one batch.
     public static let largest = 50
 
-    public init(setup: GraphSetup, maximumBatch: Int) {
-        self.setup = setup
+    public convenience init(setup: GraphSetup, maximumBatch: Int) {
+        self.init(versionRoot: setup.versionRoot, maximumBatch: maximumBatch)
+    }
+
+    /// Batches to `versionRoot` (see `GraphSetup.versionRoot`).
+    public init(versionRoot: String, maximumBatch: Int) {
+        self.versionRoot = versionRoot
         self.maximumBatch = min(maximumBatch, Self.largest)
     }
 
@@ -24,14 +30,14 @@ public final class GraphBatching: Batching {
             let item = JSON.object()
             item.set("method", string: request.method)
             var path = request.url
-            if path.hasPrefix(setup.versionRoot + "/") { path.removeFirst(setup.versionRoot.count + 1) }
+            if path.hasPrefix(versionRoot + "/") { path.removeFirst(versionRoot.count + 1) }
             item.set("relative_url", string: path)
             if let body = request.body { item.set("body", string: String(decoding: body, as: UTF8.self)) }
             items.append(item)
         }
         let first = requests[0]
         let form = [Parameter("batch", items.dumped()), Parameter("include_headers", "false")]
-        return RequestSpec(method: "POST", url: setup.versionRoot + "/",
+        return RequestSpec(method: "POST", url: versionRoot + "/",
                            headers: ["Accept: application/json", "Content-Type: application/x-www-form-urlencoded"],
                            body: PercentEncoding.formEncoded(form), idempotent: requests.allSatisfy(\.idempotent),
                            rateLimitKey: first.rateLimitKey, service: first.service, authorizer: first.authorizer)

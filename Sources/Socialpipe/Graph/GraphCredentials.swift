@@ -6,12 +6,28 @@ public struct FacebookCredentials: Sendable {
     public var appID: String?
     /// Where they came from, for messages: `the environment` or `profile "work"`.
     public var origin: String
+    /// The profile they came from; nil for the environment.
+    public var profile: String?
+    /// What fb-auth stored with the token: `user` or `page`.
+    public var tokenType: String?
+    /// When the token expires (epoch seconds), when fb-auth stored that.
+    public var expiresAt: Double?
 
-    public init(accessToken: String, appSecret: String? = nil, appID: String? = nil, origin: String) {
+    public init(accessToken: String, appSecret: String? = nil, appID: String? = nil, origin: String,
+                profile: String? = nil, tokenType: String? = nil, expiresAt: Double? = nil) {
         self.accessToken = accessToken
         self.appSecret = appSecret
         self.appID = appID
         self.origin = origin
+        self.profile = profile
+        self.tokenType = tokenType
+        self.expiresAt = expiresAt
+    }
+
+    /// A section's `expires_at`: ISO 8601 as fb-auth writes it, or epoch seconds.
+    public static func expiry(_ value: JSON?) -> Double? {
+        if let seconds = value?.number { return seconds }
+        return value?.string.flatMap { Clock.epoch(iso8601: $0) }.map(Double.init)
     }
 
     /// The fields of a profile's `facebook` section that must be strings (checked at start).
@@ -32,7 +48,9 @@ extension CredentialSource where Credentials == FacebookCredentials {
         self.init(store, section: "facebook", environment: environment) { section, name in
             guard let token = section["access_token"]?.string, !token.isEmpty else { return nil }
             return FacebookCredentials(accessToken: token, appSecret: section["app_secret"]?.string,
-                                       appID: section["app_id"]?.string, origin: "profile \"\(name)\"")
+                                       appID: section["app_id"]?.string, origin: "profile \"\(name)\"", profile: name,
+                                       tokenType: section["token_type"]?.string,
+                                       expiresAt: FacebookCredentials.expiry(section["expires_at"]))
         }
     }
 

@@ -88,6 +88,12 @@ public final class GraphService: APIService {
                 : " (the token was made for another app than the one whose secret was given, or the clock is over 5 minutes off)"
         case 506?:
             kind = .duplicate
+        case 101?:
+            // /oauth/access_token: the app id is wrong.
+            kind = .auth
+        case 1? where message.contains("client secret"):
+            // /oauth/access_token: the app secret is wrong; code 1 is otherwise "unknown, retry".
+            kind = .auth
         case 2635?:
             message += " (choose a version the API still serves with --graph-version)"
         default:
@@ -97,6 +103,12 @@ public final class GraphService: APIService {
         if let subcode { failure.extras.append(("error_subcode", .integer(subcode))) }
         if let type = error["type"]?.string { failure.extras.append(("type", .string(type))) }
         if let trace = error["fbtrace_id"]?.string { failure.extras.append(("fbtrace_id", .string(trace))) }
+        if let subcode, Self.deviceLoginSubcodes.contains(subcode) {
+            // Polling answers of Login for Devices: final, whatever the code
+            // (slow down comes as 17), for the polling job to read.
+            failure.kind = subcode == Self.deviceSlowDown ? .rateLimit : .auth
+            return .failure(failure)
+        }
         if let code, Self.isThrottling(code) {
             failure.kind = .rateLimit
             return .throttled(failure)
@@ -105,6 +117,17 @@ public final class GraphService: APIService {
             return .transient(failure)
         }
         return .failure(failure)
+    }
+
+    /// Login for Devices' `login_status` subcodes (graph-api.md §5.3).
+    public static let devicePending: Int64 = 1349174
+    public static let deviceSlowDown: Int64 = 1349172
+    public static let deviceExpired: Int64 = 1349152
+    static let deviceLoginSubcodes: Set<Int64> = [devicePending, deviceSlowDown, deviceExpired]
+
+    /// The `error_subcode` a Graph error carried, if any.
+    public static func subcode(of error: RecordError) -> Int64? {
+        error.extras.first { $0.key == "error_subcode" }?.value.integer
     }
 
     /// Codes that mean the app, user or Page is over its budget: 4 app,

@@ -8,6 +8,12 @@ public struct GraphSetup {
     public let credentials: FacebookCredentialSource
     public let service = GraphService()
     public let crypto = Crypto()
+    /// The profiles whose expiring user token the run has warned about.
+    private let warned = Warned()
+
+    final class Warned {
+        var profiles: Set<String> = []
+    }
 
     /// The `--api-base` help every Facebook tool shows.
     public static let apiBaseHelp = "Graph API base URL (default $FB_API_BASE, else https://graph.facebook.com)"
@@ -17,6 +23,17 @@ public struct GraphSetup {
     static let defaultVersion = "v27.0"
 
     public init(arguments: ParsedArguments, tool: ToolDescription) throws(StartupError) {
+        versionRoot = try Self.versionRoot(arguments)
+        credentials = FacebookCredentialSource(try CredentialStore.load(arguments, stringFields: FacebookCredentials.fileFields))
+        if !credentials.mayHaveCredentials && !arguments.isSet(CommonOptions.dryRun) {
+            throw FacebookCredentialSource.missingEverywhere(tool.name)
+        }
+    }
+
+    /// The API base and version of `--api-base`/`FB_API_BASE` and
+    /// `--graph-version`/`FB_GRAPH_VERSION`, without credentials (fb-auth
+    /// gets them); a usage error when either is malformed.
+    public static func versionRoot(_ arguments: ParsedArguments) throws(StartupError) -> String {
         let apiBase = try APIBase.resolve(option: arguments.value(CommonOptions.apiBase(help: Self.apiBaseHelp)),
                                           environmentVariable: "FB_API_BASE", fallback: "https://graph.facebook.com")
         let option = arguments.value(Self.versionOption)
@@ -24,11 +41,7 @@ public struct GraphSetup {
         if !Self.isVersion(version) {
             throw .usage("\(option != nil ? "--graph-version" : "FB_GRAPH_VERSION"): expected a version like v27.0, got \"\(version)\"")
         }
-        versionRoot = apiBase + "/" + version
-        credentials = FacebookCredentialSource(try CredentialStore.load(arguments, stringFields: FacebookCredentials.fileFields))
-        if !credentials.mayHaveCredentials && !arguments.isSet(CommonOptions.dryRun) {
-            throw FacebookCredentialSource.missingEverywhere(tool.name)
-        }
+        return apiBase + "/" + version
     }
 
     /// `vNN.0`: every Graph version since v2.x is numbered so (graph-api.md §1).
@@ -38,9 +51,36 @@ public struct GraphSetup {
         return (1...3).contains(digits.count) && digits.allSatisfy { (0x30...0x39).contains($0) }
     }
 
-    /// The authorizer for a record's credentials (`profile`, else the defaults).
+    /// The authorizer for a record's credentials (`profile`, else the
+    /// defaults). The first use of a profile whose stored user token expires
+    /// soon says so on stderr, once per run.
     public func authorizer(for record: Record) throws(RecordError) -> GraphAuthorizer {
-        try GraphAuthorizer(credentials.credentials(recordProfile: try record.string("profile")), crypto: crypto)
+        let found = try credentials.credentials(recordProfile: try record.string("profile"))
+        if let found, let profile = found.profile, !warned.profiles.contains(profile),
+           let warning = Self.expiryWarning(found, now: Clock.wall()) {
+            warned.profiles.insert(profile)
+            Diagnostics.say(warning)
+        }
+        return try GraphAuthorizer(found, crypto: crypto)
+    }
+
+    /// A stored user token is warned about this long before it expires.
+    static let expiryNotice = 7.0 * 86400
+
+    /// What to say of a profile's stored user token (fb-auth's
+    /// `token_type` "user" with `expires_at`) that expires within
+    /// `expiryNotice`, or has expired; nil otherwise. A Page token fetched
+    /// with a long-lived user token does not expire (graph-api.md §5.2).
+    static func expiryWarning(_ credentials: FacebookCredentials, now: Double) -> String? {
+        guard credentials.tokenType == "user", let profile = credentials.profile, let expiresAt = credentials.expiresAt,
+              expiresAt - now < Self.expiryNotice else { return nil }
+        let renew = "get a new one with fb-auth device --profile \(profile) (or fb-auth exchange --profile \(profile))"
+        if expiresAt <= now {
+            return "the Facebook user token of profile \"\(profile)\" expired at \(Clock.iso8601(expiresAt)): \(renew)"
+        }
+        let days = (expiresAt - now) / 86400
+        let left = days < 1 ? "less than a day" : days < 1.5 ? "1 day" : "\(Int(days.rounded())) days"
+        return "the Facebook user token of profile \"\(profile)\" expires at \(Clock.iso8601(expiresAt)) (in \(left)): \(renew)"
     }
 
     /// A request to `path` under the version root (`/me/permissions`),

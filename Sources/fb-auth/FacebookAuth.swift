@@ -1,0 +1,218 @@
+import Glibc
+import Socialpipe
+
+/// What every fb-auth command shares: where Graph is, the credentials file
+/// and the terminal to ask on.
+final class FacebookAuth: RecordTool {
+    enum Command: String { case device, exchange, pages, status, logout }
+
+    let command: Command
+    /// The API base and version: `https://graph.facebook.com/v27.0`.
+    let versionRoot: String
+    let path: String
+    let terminal: Terminal?
+    let service = GraphService()
+    let crypto = Crypto()
+    /// `--scopes` (device), comma-separated as Graph takes them.
+    var scopes = "pages_show_list,pages_manage_posts,pages_read_engagement"
+    /// `--store PAGE_ID` (pages).
+    var storePage: String?
+
+    init(command: Command, versionRoot: String, path: String, terminal: Terminal?) {
+        self.command = command
+        self.versionRoot = versionRoot
+        self.path = path
+        self.terminal = terminal
+    }
+
+    func start(_ record: Record, reply: Reply) -> Job? {
+        let named = (try? record.string("profile")) ?? nil
+        let profile = named ?? "default"
+        switch command {
+        case .device: return DeviceJob(auth: self, profile: profile, reply: reply)
+        case .exchange: return ExchangeJob(auth: self, profile: profile, reply: reply)
+        case .pages: return PagesJob(auth: self, profile: profile, reply: reply)
+        case .status: return StatusJob(auth: self, profile: named, reply: reply)
+        case .logout: return LogoutJob(auth: self, profile: profile, reply: reply)
+        }
+    }
+
+    /// The profile's `facebook` section as the file holds it now.
+    func section(_ profile: String) throws(RecordError) -> JSON? {
+        do throws(CredentialFile.Problem) {
+            let section = try CredentialFile.read(path)["profiles"]?.member(profile)?.member("facebook")
+            return section?.kind == .object ? section : nil
+        } catch {
+            throw RecordError(.auth, error.message)
+        }
+    }
+
+    /// A value from the environment, else the profile, else asked on the terminal.
+    func value(_ variable: String, _ field: String, of profile: String, question: String, secret: Bool) throws(RecordError) -> String {
+        if let found = Environment.nonEmpty(variable) { return found }
+        if let found = try section(profile)?[field: field], !found.isEmpty { return found }
+        guard let terminal, let answer = terminal.ask(question, secret: secret), !answer.isEmpty else {
+            throw RecordError(.input, "no \(field): set \(variable), store it in profile \"\(profile)\", or answer the question")
+        }
+        return answer
+    }
+
+    /// Stores `fields` in the profile's `facebook` section (and removes `removing`).
+    func store(_ profile: String, _ fields: [(String, JSON)], removing: [String] = []) throws(RecordError) {
+        do throws(CredentialFile.Problem) {
+            try CredentialFile.update(path, profile: profile, service: "facebook") { section in
+                for key in removing { section.remove(member: key) }
+                for (key, value) in fields { section.set(member: key, value) }
+            }
+        } catch {
+            throw RecordError(.auth, "cannot store the credentials: \(error.message)")
+        }
+    }
+
+    /// A request to Graph under the version root. Every request fb-auth makes
+    /// may be sent again harmlessly (a poll, an exchange, a lookup), so all
+    /// are retried like reads.
+    func request(_ method: String, _ path: String, form: [Parameter]? = nil, authorizer: RequestAuthorizer?) -> RequestSpec {
+        var headers = ["Accept: application/json"]
+        if form != nil { headers.append("Content-Type: application/x-www-form-urlencoded") }
+        let endpoint = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
+        return RequestSpec(method: method, url: versionRoot + path, headers: headers, body: form.map(PercentEncoding.formEncoded),
+                           idempotent: true, rateLimitKey: method + " " + endpoint, service: service, authorizer: authorizer)
+    }
+
+    /// The authorizer of a user or Page token, with `appsecret_proof` when the app secret is known.
+    func bearer(_ token: String, appSecret: String?, profile: String) throws(RecordError) -> GraphAuthorizer {
+        try GraphAuthorizer(FacebookCredentials(accessToken: token, appSecret: appSecret, origin: "profile \"\(profile)\""),
+                            crypto: crypto)
+    }
+
+    /// The app token `APP_ID|SECRET` (a client token or the app secret) in the
+    /// Authorization header; it never has a proof. `origin` says whose app
+    /// it is: requests of different origins never share a batch.
+    func appToken(_ appID: String, _ secret: String, carrying carried: [String] = [],
+                  origin: String? = nil) throws(RecordError) -> GraphAuthorizer {
+        let app = "the app \(appID)" + (origin.map { " of " + $0 } ?? "")
+        return try GraphAuthorizer(FacebookCredentials(accessToken: appID + "|" + secret, origin: app), crypto: crypto,
+                                   carrying: carried)
+    }
+
+    /// `POST /oauth/access_token` with `grant_type=fb_exchange_token`
+    /// (graph-api.md §5.2). Graph documents a GET with everything in the
+    /// query string; the same parameters go in a form body instead, so that
+    /// neither the app secret nor the token is ever in a URL.
+    func exchangeRequest(appID: String, appSecret: String, token: String) -> RequestSpec {
+        request("POST", "/oauth/access_token", form: [Parameter("grant_type", "fb_exchange_token"), Parameter("client_id", appID),
+                                                      Parameter("client_secret", appSecret), Parameter("fb_exchange_token", token)],
+                authorizer: SecretsOf([appSecret, token]))
+    }
+
+    /// Stores the long-lived user token of an exchange's answer with the
+    /// app's id and secret (and `more`), and returns the authorizer that
+    /// looks up its account.
+    func storeUserToken(_ answer: Answer, profile: String, appID: String, appSecret: String,
+                        more: [(String, JSON)] = []) throws(RecordError) -> (expiresAt: JSON, account: RequestSpec) {
+        guard let token = answer.json?["access_token"]?.string, !token.isEmpty else {
+            throw RecordError(.auth, "the token exchange answered without an access_token", status: answer.status)
+        }
+        let lifetime = answer.json?["expires_in"]?.number
+        let expiresAt: JSON = lifetime.map { .string(Clock.iso8601(Clock.wall() + $0)) } ?? .null
+        var fields: [(String, JSON)] = [("access_token", .string(token)), ("token_type", .string("user")),
+                                        ("app_id", .string(appID)), ("app_secret", .string(appSecret))] + more
+        var removing = ["user_access_token"]
+        if lifetime != nil { fields.append(("expires_at", expiresAt)) } else { removing.append("expires_at") }
+        try store(profile, fields, removing: removing)
+        return (expiresAt, request("GET", "/me?fields=id,name", authorizer: try bearer(token, appSecret: appSecret, profile: profile)))
+    }
+
+    /// The line of a stored user token: whose it is and until when.
+    func reportUserToken(_ reply: Reply, profile: String, method: String, expiresAt: JSON, me: Answer) {
+        let account = JSON.object()
+        if let id = me.json?["id"]?.string { account.set("id", string: id) }
+        if let name = me.json?["name"]?.string { account.set("name", string: name) }
+        Self.line(reply, [("profile", .string(profile)), ("method", .string(method)), ("token_type", .string("user")),
+                          ("account", account), ("expires_at", expiresAt), ("credentials", .string(path))])
+    }
+
+    /// The profile's user token: `user_access_token` once a Page's token is
+    /// stored, else `access_token` unless that is a Page's.
+    static func userToken(_ section: JSON) -> String? {
+        if let token = section[field: "user_access_token"], !token.isEmpty { return token }
+        guard section[field: "token_type"] != "page", let token = section[field: "access_token"], !token.isEmpty else { return nil }
+        return token
+    }
+
+    /// Text for the person on stderr (a terminal's, or stderr as it is).
+    func show(_ text: String) {
+        if let terminal {
+            terminal.show(text)
+            return
+        }
+        var line = text + "\n"
+        _ = line.withUTF8 { write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// The line fb-auth prints: what was stored or checked, no secret in it.
+    static func line(_ reply: Reply, _ members: [(String, JSON)], failsRun: Bool = false) {
+        let object = JSON.object()
+        for (key, value) in members { object.set(member: key, value) }
+        var text = object.dumped()
+        text.withUTF8 { reply.writeLine($0, failsRun: failsRun) }
+    }
+}
+
+extension JSON {
+    /// The string member named `field`.
+    subscript(field field: String) -> String? { member(field)?.string }
+}
+
+/// `fb-auth exchange`: a short-lived user token, pasted on the terminal, for
+/// a long-lived one (graph-api.md §5.2).
+final class ExchangeJob: Job {
+    let reply: Reply
+    private let auth: FacebookAuth
+    private let profile: String
+    private var appID = ""
+    private var appSecret = ""
+    private var expiresAt: JSON?
+
+    init(auth: FacebookAuth, profile: String, reply: Reply) {
+        self.auth = auth
+        self.profile = profile
+        self.reply = reply
+    }
+
+    func begin() -> JobStep {
+        do throws(RecordError) {
+            appID = try auth.value("FB_APP_ID", "app_id", of: profile, question: "App ID: ", secret: false)
+            appSecret = try auth.value("FB_APP_SECRET", "app_secret", of: profile, question: "App secret: ", secret: true)
+            guard let token = auth.terminal?.ask("Short-lived user token (from the Graph API Explorer): ", secret: true),
+                  !token.isEmpty else {
+                throw RecordError(.input, "no token given")
+            }
+            return .send(auth.exchangeRequest(appID: appID, appSecret: appSecret, token: token))
+        } catch {
+            return .fail(error)
+        }
+    }
+
+    func received(_ answer: Answer) -> JobStep {
+        if let expiresAt {
+            auth.reportUserToken(reply, profile: profile, method: "exchange", expiresAt: expiresAt, me: answer)
+            return .done
+        }
+        do throws(RecordError) {
+            let stored = try auth.storeUserToken(answer, profile: profile, appID: appID, appSecret: appSecret)
+            expiresAt = stored.expiresAt
+            return .send(stored.account)
+        } catch {
+            return .fail(error)
+        }
+    }
+
+    func ending(with error: RecordError) -> RecordError {
+        guard expiresAt == nil, error.kind == .auth else { return error }
+        var error = error
+        error.message += " (the app id, the app secret or the token was refused; an expired token cannot be exchanged)"
+        return error
+    }
+}

@@ -1,0 +1,107 @@
+// fb-auth: obtains, checks and removes the Facebook credentials the other tools use.
+import Glibc
+import Socialpipe
+
+let tool = ToolDescription(
+    name: "fb-auth",
+    usage: "COMMAND [OPTION]...",
+    summary: """
+    Get, check and remove Facebook credentials, stored in a profile of the credentials file.
+      device    Login for Devices: a code to enter at facebook.com/device, then a long-lived user token
+      exchange  a short-lived user token (Graph API Explorer), pasted, for a long-lived one
+      pages     the Pages the profile's user manages; --store PAGE_ID keeps that Page's token
+      status    whether a profile's token is valid, its type, expiry and scopes (--all: every profile)
+      logout    revoke the app's permissions and remove the profile's Facebook tokens
+    Questions and codes go to stderr; answers are read from the terminal, never from
+    arguments. stdout gets one JSON line per profile stored or checked (pages: per Page),
+    with no secret.
+    """,
+    epilogue: """
+    The app id, client token and app secret come from FB_APP_ID, FB_CLIENT_TOKEN and
+    FB_APP_SECRET, the profile, or a question. Exit status: 0 done (status: every profile
+    valid), 1 a flow refused or a token invalid, 2 usage error, 3 configuration error.
+    See fb-auth(1).
+    """,
+    primaryField: nil,
+    commands: ["device", "exchange", "pages", "status", "logout"])
+
+let allOption = OptionSpec("all", help: "status: check every profile of the file")
+let scopesOption = OptionSpec("scopes", value: "LIST",
+                              help: "device: permissions to ask for (default pages_show_list,pages_manage_posts,pages_read_engagement)")
+let storeOption = OptionSpec("store", value: "PAGE_ID", help: "pages: store this Page's token as the profile's token")
+let apiBaseOption = CommonOptions.apiBase(help: GraphSetup.apiBaseHelp)
+
+let status = ToolMain.run(tool, options: [
+    allOption, scopesOption, storeOption, GraphSetup.versionOption,
+    CommonOptions.profile, CommonOptions.credentials, apiBaseOption,
+    CommonOptions.cacert, CommonOptions.timeout, CommonOptions.verbose, CommonOptions.help, CommonOptions.version,
+]) { arguments throws(StartupError) in
+    guard let command = arguments.positional.first.flatMap(FacebookAuth.Command.init) else { return .usage }
+    let versionRoot = try GraphSetup.versionRoot(arguments)
+    if arguments.isSet(allOption) && command != .status { throw .usage("--all: only for status") }
+    if arguments.isSet(allOption) && arguments.isSet(CommonOptions.profile) { throw .usage("give --profile or --all, not both") }
+    if arguments.isSet(scopesOption) && command != .device { throw .usage("--scopes: only for device") }
+    if arguments.isSet(storeOption) && command != .pages { throw .usage("--store: only for pages") }
+    let scopes = arguments.value(scopesOption).map { $0.split { $0 == "," || $0 == " " }.joined(separator: ",") }
+    if let scopes, scopes.isEmpty || !scopes.utf8.allSatisfy({ (0x61...0x7A).contains($0) || $0 == 0x5F || $0 == 0x2C }) {
+        throw .usage("--scopes: expected permission names (a-z and _) separated by commas or spaces")
+    }
+    let page = arguments.value(storeOption)
+    if let page, page.isEmpty || page.utf8.count > 30 || !page.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+        throw .usage("--store: expected a Page id (digits), got '\(page)'")
+    }
+    guard let path = CredentialStore.path(arguments) else { throw .configuration("no credentials file: HOME is not set") }
+    let document: JSON
+    do throws(CredentialFile.Problem) {
+        document = try CredentialFile.read(path)
+    } catch {
+        throw .configuration("credentials file: \(error.message)")
+    }
+    let profiles = document["profiles"]?.members.map(\.key) ?? []
+    let chosen = arguments.value(CommonOptions.profile) ?? Environment.nonEmpty("SOCIALPIPE_PROFILE") ?? document["default"]?.string
+
+    func record(_ profile: String?) -> JSON {
+        let record = JSON.object()
+        if let profile { record.set("profile", string: profile) }
+        return record
+    }
+    func hasToken(_ profile: String) -> Bool {
+        document["profiles"]?.member(profile)?.member("facebook")?.member("access_token")?.string != nil
+    }
+    var records: [JSON] = []
+    switch command {
+    case .status where arguments.isSet(allOption):
+        records = profiles.filter(hasToken).map(record)
+        if records.isEmpty { throw .configuration("no profile of \(path) has a Facebook token") }
+    case .status:
+        // As the other tools choose: the profile, else the environment's token.
+        if let chosen {
+            guard profiles.contains(chosen) else { throw .configuration("no profile \"\(chosen)\" in \(path)") }
+            records = [record(chosen)]
+        } else if Environment.nonEmpty("FB_ACCESS_TOKEN") != nil {
+            records = [record(nil)]
+        } else {
+            throw .configuration("nothing to check: no profile in \(path) and no FB_ACCESS_TOKEN (see fb-auth device)")
+        }
+    case .pages, .logout:
+        guard let profile = chosen, profiles.contains(profile) else {
+            throw .configuration("no such profile: give --profile NAME (profiles of \(path): \(profiles.joined(separator: ", ")))")
+        }
+        records = [record(profile)]
+    case .device, .exchange:
+        records = [record(chosen ?? "default")]
+    }
+    // Questions need a terminal; exchange always asks (the token); checks never do.
+    let terminal = [.device, .exchange].contains(command) ? try? Terminal() : nil
+    if command == .exchange && terminal == nil { _ = try Terminal() }
+
+    let auth = FacebookAuth(command: command, versionRoot: versionRoot, path: path, terminal: terminal)
+    if let scopes { auth.scopes = scopes }
+    auth.storePage = page
+    let engine = try Engine(arguments: arguments, tool: tool, defaultParallel: 4)
+    // debug_token travels in a batch (see StatusJob).
+    engine.batching = GraphBatching(versionRoot: versionRoot, maximumBatch: 1)
+    return try EventLoop(tool: tool, arguments: arguments, source: .records(records), style: .toolLines, engine: engine,
+                         watchesSignals: false).run(auth)
+}
+exit(status.rawValue)
