@@ -141,14 +141,9 @@ final class FacebookAuth: RecordTool {
         return token
     }
 
-    /// Text for the person on stderr (a terminal's, or stderr as it is).
+    /// Text for the person on stderr.
     func show(_ text: String) {
-        if let terminal {
-            terminal.show(text)
-            return
-        }
-        var line = text + "\n"
-        _ = line.withUTF8 { write(2, $0.baseAddress, $0.count) }
+        Terminal.show(text)
     }
 
     /// The line fb-auth prints: what was stored or checked, no secret in it.

@@ -143,7 +143,7 @@ final class PINJob: Job {
                   fields["oauth_callback_confirmed"] == "true" else {
                 return .fail(RecordError(.auth, "request_token answered without a confirmed request token", status: answer.status))
             }
-            auth.terminal?.show("Open this page, sign in as the account to post as, and authorize the app:\n  "
+            Terminal.show("Open this page, sign in as the account to post as, and authorize the app:\n  "
                 + auth.apiBase + "/oauth/authorize?oauth_token=" + PercentEncoding.encoded(token))
             guard let pin = auth.terminal?.ask("PIN: "), !pin.isEmpty else { return .fail(RecordError(.auth, "no PIN given")) }
             signer.callback = nil

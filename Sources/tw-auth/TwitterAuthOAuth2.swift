@@ -41,11 +41,11 @@ final class OAuth2Job: Job {
                          ("code_challenge_method", "S256")]
                 .map { $0.0 + "=" + PercentEncoding.encoded($0.1) }.joined(separator: "&")
             let listener = auth.pasteRedirect ? nil : try Loopback(redirect: auth.redirect)
-            auth.terminal?.show("Open this page, sign in as the account to use, and authorize the app:\n  "
+            Terminal.show("Open this page, sign in as the account to use, and authorize the app:\n  "
                 + XAuthFlows.authorizeBase(apiBase: auth.apiBase) + "/i/oauth2/authorize?" + query)
             let redirected: String
             if let listener {
-                auth.terminal?.show("Waiting for the redirect to \(auth.redirect) …")
+                Terminal.show("Waiting for the redirect to \(auth.redirect) …")
                 redirected = try listener.waitForRedirect(timeout: 300)
             } else {
                 guard let pasted = auth.terminal?.ask("Paste the address your browser was sent to: "), !pasted.isEmpty else {
@@ -152,7 +152,7 @@ final class StatusJob: Job {
             self.refreshing = refreshing
             return answered(refreshing.step(for: request))
         } catch {
-            return .fail(error)
+            return answered(.fail(error))
         }
     }
 

@@ -41,7 +41,14 @@ let status = ToolMain.run(tool, options: [
     guard let command = arguments.positional.first.flatMap(TwitterAuth.Command.init) else { return .usage }
     let apiBase = try APIBase.resolve(option: arguments.value(CommonOptions.apiBase(help: XSetup.apiBaseHelp)),
                                       environmentVariable: "TW_API_BASE", fallback: "https://api.x.com")
-    if arguments.isSet(allOption) && command != .status { throw .usage("--all: only for status") }
+    // Each option belongs to one command, and is refused with another (as fb-auth does).
+    let belongs: [(OptionSpec, TwitterAuth.Command)] = [
+        (allOption, .status), (accessOption, .pin), (scopesOption, .oauth2), (clientIDOption, .oauth2),
+        (redirectOption, .oauth2), (noBrowserOption, .oauth2),
+    ]
+    for (option, owner) in belongs where arguments.isSet(option) && command != owner {
+        throw .usage("--\(option.long): only for \(owner.rawValue)")
+    }
     if arguments.isSet(allOption) && arguments.isSet(CommonOptions.profile) { throw .usage("give --profile or --all, not both") }
     guard let path = CredentialStore.path(arguments) else { throw .configuration("no credentials file: HOME is not set") }
     let document: JSON

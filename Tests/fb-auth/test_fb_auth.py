@@ -315,6 +315,8 @@ def test_device_login_from_questions_to_a_long_lived_token(fb_auth, sb, cred_fil
     assert line["credentials"] == str(cred_file)
     # The secrets typed were not echoed; the app id was.
     assert APP_ID.encode() in run.terminal
+    # A person is waiting at the terminal: no progress counter between the questions.
+    assert b"in flight" not in run.err.data and b"in flight" not in run.terminal, run.err.data
 
     fb = facebook(cred_file)
     assert set(fb) == {"access_token", "token_type", "app_id", "app_secret", "client_token", "expires_at"}, fb

@@ -899,3 +899,31 @@ def test_logout_of_an_unknown_profile_is_a_configuration_error(detached, sb, hom
     assert p.stdout == b"" and b"kestrel" in p.stderr, p
     assert path.read_bytes() == before
     assert sb.log() == []
+
+
+@pytest.mark.parametrize("args", [["status", "--access", "read"], ["app", "--scopes", "tweet.read"],
+                                  ["pin", "--no-browser"], ["logout", "--all"], ["oauth2", "--all"]])
+def test_an_option_of_another_command_is_a_usage_error(detached, args):
+    p = detached(args)
+    assert p.returncode == 2, p
+    assert b"only for" in p.stderr, p.stderr
+
+
+def test_oauth2_without_a_terminal_still_shows_the_page(bin_path, auth_env, cred_file):
+    """The page to open goes to stderr even when no terminal could answer questions."""
+    port = closed_port()
+    p = subprocess.Popen([bin_path, "oauth2", "--client-id", PUBLIC, "--redirect-uri",
+                          "http://127.0.0.1:%d/callback" % port], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=auth_env(), start_new_session=True)
+    try:
+        line = b""
+        deadline = time.monotonic() + 10
+        while b"/i/oauth2/authorize?" not in line and time.monotonic() < deadline:
+            if select.select([p.stderr], [], [], 0.2)[0]:
+                line += os.read(p.stderr.fileno(), 4096)
+        assert b"/i/oauth2/authorize?" in line, line
+    finally:
+        p.kill()
+        p.wait()
+        p.stdout.close()
+        p.stderr.close()

@@ -58,7 +58,7 @@ public final class EventLoop {
         queue = OutcomeQueue(ordered: !arguments.isSet(CommonOptions.unordered), style: style, output: output)
         self.engine = engine
         countsAttempts = engine != nil
-        progress = ProgressLine(tool: tool.name, arguments: arguments)
+        progress = ProgressLine(tool: tool.name, arguments: arguments, interactive: !tool.commands.isEmpty)
         signals = watchesSignals ? SignalWatch() : nil
     }
 

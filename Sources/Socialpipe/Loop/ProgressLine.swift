@@ -17,9 +17,11 @@ struct ProgressLine {
     /// Whether the line is on screen (a message may have erased it since).
     var isVisible: Bool { Diagnostics.progressLineShown }
 
-    init(tool: String, arguments: ParsedArguments) {
+    /// `interactive`: a command that talks with a person on the terminal
+    /// (tw-auth, fb-auth), whose questions a counter would only clutter.
+    init(tool: String, arguments: ParsedArguments, interactive: Bool = false) {
         self.tool = tool
-        let off = arguments.isSet(CommonOptions.noProgress)
+        let off = arguments.isSet(CommonOptions.noProgress) || interactive
         forced = arguments.isSet(CommonOptions.progress) && !off
         allowed = forced || (!arguments.isSet(CommonOptions.quiet) && !off && isatty(2) == 1)
     }

@@ -16,9 +16,10 @@ public final class Terminal {
 
     deinit { close(descriptor) }
 
-    /// Writes `text` and a newline to stderr, as it is (no tool-name prefix).
-    public func show(_ text: String) {
-        Self.write(2, text + "\n")
+    /// Writes `text` and a newline to stderr, as it is (no tool-name prefix):
+    /// a page to open or a code to enter, which needs no terminal to be shown.
+    public static func show(_ text: String) {
+        write(2, text + "\n")
     }
 
     /// Asks `question` and returns the answer without its line end and
