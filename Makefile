@@ -7,43 +7,56 @@ BINDIR   = $(DESTDIR)$(PREFIX)/bin
 MANDIR   = $(DESTDIR)$(PREFIX)/share/man
 COMPDIR  = $(DESTDIR)$(PREFIX)/share
 
-TOOLS    = oauth-sign tw-post tw-friends fb-feed fb-perm-check
+TOOLS    = oauth-sign tw-post tw-friends fb-feed fb-perm-check tw-auth fb-auth
 # Functions the completions of several tools share, one file each, which zsh
 # (compinit, #autoload) and fish (fish_function_path) load when first called.
 ZSH_HELPERS    = _socialpipe_profiles
-FISH_FUNCTIONS = __socialpipe_profiles
+FISH_FUNCTIONS = __socialpipe_profiles __socialpipe_command
 SWIFT   ?= swift
 RELEASE  = .build/release
 BUILD_FLAGS = -c release --static-swift-stdlib
 VENV     = .venv
 PYTHON   = $(VENV)/bin/python
 
-# Debian packages the build, the tests, the demo and the benchmarks need.
-DEBS = pkg-config libcurl4-openssl-dev libssl-dev libjansson-dev \
-       curl jq valgrind mandoc shellcheck bash-completion zsh fish \
-       liboauth-dev hyperfine time
+# Debian packages the build needs (Swift itself comes from swift.org), and
+# those the tests, the demo and the benchmarks need besides: `make` and
+# `make install` ask for the first set only.
+BUILD_DEBS = pkg-config libcurl4-openssl-dev libssl-dev libjansson-dev
+TEST_DEBS  = curl jq valgrind mandoc shellcheck bash-completion zsh fish \
+             liboauth-dev hyperfine time
+BUILT    = $(TOOLS:%=$(RELEASE)/%)
 
-.PHONY: all build deps venv test demo bench install uninstall clean
+.PHONY: all build deps test-deps venv test demo bench install uninstall clean
 
 all: build
 
 build: deps
 	$(SWIFT) build $(BUILD_FLAGS)
 
-# Installs what is missing when run as root; otherwise names the command.
-deps:
-	@missing=""; for p in $(DEBS); do \
+# $(call debs,TARGET,PACKAGES): installs the missing PACKAGES when run as
+# root; otherwise names the command to run.
+define debs
+	@missing=""; for p in $(2); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "deps: installing$$missing"; \
+	    echo "$(1): installing$$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
 	  else \
-	    echo "deps: missing Debian packages; run as root:" >&2; \
+	    echo "$(1): missing Debian packages; run as root:" >&2; \
 	    echo "  apt-get install$$missing" >&2; exit 1; \
 	  fi; \
 	fi
+endef
+
+deps:
+	@command -v $(SWIFT) >/dev/null 2>&1 || { \
+	  echo "deps: no '$(SWIFT)' on PATH: install a Swift 6 toolchain (https://www.swift.org/install/linux/)" >&2; exit 1; }
+	$(call debs,deps,$(BUILD_DEBS))
+
+test-deps: deps
+	$(call debs,test-deps,$(TEST_DEBS))
 
 venv: $(VENV)/.installed
 
@@ -54,21 +67,24 @@ $(VENV)/.installed: Tests/requirements.txt
 
 # The core's unit tests build in debug (Swift Testing does not link with the
 # static stdlib); the tools are tested as built for release.
-test: deps venv build
+test: test-deps venv build
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	SOCIALPIPE_BIN=$(CURDIR)/$(RELEASE) $(VENV)/bin/pytest -q Tests
 
-demo: deps venv build
+demo: test-deps venv build
 	SOCIALPIPE_BIN=$(CURDIR)/$(RELEASE) PYTHON=$(CURDIR)/$(PYTHON) sh sandbox/demo.sh
 
-bench: deps venv build
+bench: test-deps venv build
 	SOCIALPIPE_BIN=$(CURDIR)/$(RELEASE) PYTHON=$(CURDIR)/$(PYTHON) sh bench/run.sh
 
-install: build
-	install -d $(BINDIR) $(MANDIR)/man1 $(MANDIR)/man7
+# Installs what `make` built, and builds nothing: run as root, a build would
+# leave root-owned files in .build.
+install: $(BUILT)
+	install -d $(BINDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7
 	for t in $(TOOLS); do install -m 755 $(RELEASE)/$$t $(BINDIR)/$$t; done
 	install -m 644 man/*.1 $(MANDIR)/man1/
+	install -m 644 man/*.5 $(MANDIR)/man5/
 	install -m 644 man/*.7 $(MANDIR)/man7/
 	install -d $(COMPDIR)/bash-completion/completions $(COMPDIR)/zsh/site-functions \
 	  $(COMPDIR)/fish/vendor_completions.d $(COMPDIR)/fish/vendor_functions.d
@@ -80,6 +96,9 @@ install: build
 	install -m 644 $(ZSH_HELPERS:%=completions/zsh/%) $(COMPDIR)/zsh/site-functions/
 	install -m 644 $(FISH_FUNCTIONS:%=completions/fish/functions/%.fish) $(COMPDIR)/fish/vendor_functions.d/
 
+$(BUILT):
+	@echo "install: $@ is not built: run 'make' first (as yourself, not as root)" >&2; exit 1
+
 uninstall:
 	for t in $(TOOLS); do \
 	  rm -f $(BINDIR)/$$t $(MANDIR)/man1/$$t.1 \
@@ -88,7 +107,7 @@ uninstall:
 	done
 	rm -f $(ZSH_HELPERS:%=$(COMPDIR)/zsh/site-functions/%) \
 	      $(FISH_FUNCTIONS:%=$(COMPDIR)/fish/vendor_functions.d/%.fish)
-	rm -f $(MANDIR)/man7/socialpipe.7
+	rm -f $(MANDIR)/man5/socialpipe-credentials.5 $(MANDIR)/man7/socialpipe.7
 
 clean:
 	rm -rf .build $(VENV)

@@ -12,7 +12,15 @@ and what -q does (hide the progress line, or, for fb-perm-check, all of
 stdout) is what --help, the man page and the fish descriptions say. A tool
 whose binary is not built yet is skipped, saying so. Every page passes `mandoc -Tlint -W warning`; the README
 names the two first-run commands; socialpipe.7 lists the contract's exit
-statuses.
+statuses; `make install` puts every page (sections 1, 5 and 7) and every
+completion in place, and `make uninstall` takes them all away.
+
+The interactive tools (tw-auth, fb-auth) take a command as their first
+argument instead of records (`Usage: tw-auth COMMAND`): the commands the tool
+accepts are those --help lists, the man page's COMMANDS section lists, and
+every shell offers as the first argument, and nothing after it; an option
+--help gives to one command (`pin: ...`) says so in the man page too, and
+the completions offer it only before a command is typed or after that one.
 
 The completions are exercised, not grepped: bash through its completion
 function, zsh through a real completion widget in a pseudo-terminal, fish
@@ -42,7 +50,7 @@ MAKEFILE = ROOT / "Makefile"
 TOOLS = sorted(p.stem for p in MAN.glob("*.1"))
 PAGES = sorted(p.name for p in MAN.iterdir() if re.fullmatch(r".+\.[1-9]", p.name))
 # Options whose value is one of a fixed set, wherever a tool has them.
-CHOICE_OPTIONS = ("format", "api")
+CHOICE_OPTIONS = ("format", "api", "access")
 # The Graph tools' version option: any vNN.0 is accepted, so the completions
 # offer the versions Meta serves and the man page names the default.
 GRAPH_VERSION_OPTION = "graph-version"
@@ -66,6 +74,11 @@ BASH_COMPLETION = pathlib.Path("/usr/share/bash-completion/bash_completion")
 # The functions fish's completions share, installed in vendor_functions.d.
 FISH_FUNCTIONS = COMPLETIONS / "fish" / "functions"
 TIMEOUT = 60
+# A command line of an interactive tool that sends nothing and asks nothing:
+# `status` of a profile the credentials file does not have stops with a
+# configuration error (exit 3), after the options were checked (exit 2).
+NO_SUCH_PROFILE = "docs-test-no-such-profile"
+CHECK_COMMAND = ("status", "--profile", NO_SUCH_PROFILE)
 
 
 # --------------------------------------------------------------------------------------
@@ -110,6 +123,37 @@ def help_options(path):
     return option_names(words)
 
 
+def tool_commands(path):
+    """The commands of an interactive tool, whose --help usage line is
+    `Usage: NAME COMMAND ...`: those its usage error for a missing command
+    lists. None for a filter."""
+    if not re.match(r"Usage: \S+ COMMAND\b", help_text(path)):
+        return None
+    p = run([path])
+    assert p.returncode == 2, "no command: exit status %d, not 2: %s" % (p.returncode, p.stderr)
+    m = re.search(r"no command: give one of (.+)", p.stderr)
+    assert m, "no list of commands in: %r" % p.stderr
+    return tuple(re.split(r",\s*|\s+or\s+", m.group(1).strip()))
+
+
+def help_listed_commands(path):
+    """The commands --help describes before its options: lines like '  pin   text'."""
+    summary = help_text(path).split("\nOptions:\n", 1)[0]
+    return set(re.findall(r"(?m)^  ([a-z][a-z0-9-]*)\s{2,}\S", summary))
+
+
+def help_command_options(path, commands):
+    """{long option: command} for the options --help gives to one command
+    (`--all  status: check every profile`)."""
+    scoped = {}
+    block = help_text(path).split("\nOptions:\n", 1)[1].split("\n\n", 1)[0]
+    for line in block.splitlines():
+        m = re.match(r"\s+(?:-[A-Za-z0-9],\s+)?--([A-Za-z0-9][A-Za-z0-9-]*)(?:[ =]\S+)?\s{2,}([a-z0-9-]+):\s", line)
+        if m and m.group(2) in commands:
+            scoped[m.group(1)] = m.group(2)
+    return scoped
+
+
 def help_choices(path, option):
     """The values the tool accepts for --option, from its usage error on a bad one."""
     p = run([path, "--%s=not-a-choice" % option])
@@ -144,11 +188,19 @@ def man_options(name):
 
 
 def man_choices(name, option):
-    """The Cm values in the description of `.It Fl -option` of the OPTIONS section."""
+    """The Cm values in the description of `.It Fl -option` of the OPTIONS
+    section; an option of one command names it first (`.Cm pin :`), and that
+    is no choice."""
     section = man_section(man_source(name), "OPTIONS")
     m = re.search(r"(?ms)^\.It Fl -%s\b[^\n]*\n(.*?)(?=^\.It Fl |\Z)" % re.escape(option), section)
     assert m, "%s: no .It Fl -%s in OPTIONS" % (name, option)
-    return set(re.findall(r"\bCm\s+([^\s,;.()]+(?:\.[0-9]+)?)", m.group(1)))
+    text = re.sub(r"\A\.Cm [a-z0-9-]+ :\n", "", m.group(1))
+    return set(re.findall(r"\bCm\s+([^\s,;.()]+(?:\.[0-9]+)?)", text))
+
+
+def man_commands(name):
+    """The commands the COMMANDS section describes: `.It Cm pin`."""
+    return set(re.findall(r"(?m)^\.It Cm (\S+)\s*$", man_section(man_source(name), "COMMANDS")))
 
 
 # --------------------------------------------------------------------------------------
@@ -180,7 +232,7 @@ source "$1" || exit 3
 spec=$(complete -p "$2") || exit 4
 func=$(sed -n 's/.* -F \([^ ]*\) .*/\1/p' <<<"$spec")
 [[ -n $func ]] || exit 5
-shift
+shift 2
 COMP_WORDS=("$@"); COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
 COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
 "$func" "${COMP_WORDS[0]}" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
@@ -298,15 +350,27 @@ def completion_options(shell, name, bindir):
     return longs, shorts
 
 
-def completion_arguments(shell, name, bindir):
-    """The words a completion offers for a first argument (options left out)."""
+def completion_arguments(shell, name, bindir, before=()):
+    """The words a completion offers for the argument after the words
+    `before` (the first argument when none), options left out."""
     if shell == "bash":
-        words = bash_complete(name, name, "")
+        words = bash_complete(name, name, *before, "")
     elif shell == "zsh":
-        words = zsh_complete(name, name + " ")
+        words = zsh_complete(name, " ".join((name, *before, "")))
     else:
-        words = fish_complete(name, name + " ", bindir)
+        words = fish_complete(name, " ".join((name, *before, "")), bindir)
     return {w for w in words if not w.startswith("-")}
+
+
+def completion_options_after(shell, name, bindir, before):
+    """The long options a completion offers after the words `before`."""
+    if shell == "bash":
+        words = bash_complete(name, name, *before, "--")
+    elif shell == "zsh":
+        words = zsh_complete(name, " ".join((name, *before, "--")))
+    else:
+        words = fish_complete(name, " ".join((name, *before, "--")), bindir)
+    return option_names(words)[0]
 
 
 def completion_choices(shell, name, option, bindir, before=(), env=()):
@@ -380,11 +444,16 @@ def test_graph_versions_agree_between_help_man_page_completions_and_the_tool(too
     env = dict(os.environ, FB_ACCESS_TOKEN="docs-test-token", XDG_CONFIG_HOME=str(tmp_path))
     for key in ("FB_APP_SECRET", "FB_GRAPH_VERSION", "FB_API_BASE", "SOCIALPIPE_CREDENTIALS", "SOCIALPIPE_PROFILE"):
         env.pop(key, None)
+    # A filter sends nothing with --dry-run; an interactive tool checking a
+    # profile that does not exist stops at exit 3, after the options.
+    rest = ("--dry-run", "x") if tool_commands(path) is None else CHECK_COMMAND
     for version in sorted(offered["bash"]):
         assert re.fullmatch(r"v[0-9]+\.0", version), "a completion offers %r" % version
-        p = run([path, "--%s=%s" % (GRAPH_VERSION_OPTION, version), "--dry-run", "x"], env=env)
+        p = run([path, "--%s=%s" % (GRAPH_VERSION_OPTION, version), *rest], env=env)
         assert p.returncode != 2, "the tool refuses the offered version %s: %s" % (version, p.stderr)
-    p = run([path, "--%s=v27" % GRAPH_VERSION_OPTION, "--dry-run", "x"], env=env)
+        if rest == CHECK_COMMAND:
+            assert p.returncode == 3 and NO_SUCH_PROFILE in p.stderr, (version, p.returncode, p.stderr)
+    p = run([path, "--%s=v27" % GRAPH_VERSION_OPTION, *rest], env=env)
     assert p.returncode == 2, "the man page's vNN.0 form is not what the tool checks: v27 passed"
 
 
@@ -403,6 +472,8 @@ def offline_env(tmp_path):
 @pytest.mark.parametrize("name", TOOLS)
 def test_argument_names_agree_between_completions_and_the_tool(tool, name, tmp_path):
     path = built(tool, name)
+    if tool_commands(path) is not None:
+        pytest.skip("%s takes a command, not records: test_commands_agree_* checks its arguments" % name)
     bindir = os.path.dirname(path)
     offered = {shell: completion_arguments(shell, name, bindir) for shell in ("bash", "zsh", "fish")}
     assert offered["bash"] == offered["zsh"] == offered["fish"], "arguments: completions differ: %r" % offered
@@ -419,6 +490,63 @@ def test_argument_names_agree_between_completions_and_the_tool(tool, name, tmp_p
         assert envelope["ok"] and "request" in envelope["result"], \
             "the tool does not ask about the offered %s %r: %s" % (ARGUMENT_VOCABULARY[name], word, envelope)
     assert p.returncode == 0, p.stderr
+
+
+@pytest.mark.parametrize("name", TOOLS)
+def test_commands_agree_between_help_man_page_completions_and_the_tool(tool, name):
+    path = built(tool, name)
+    commands = tool_commands(path)
+    if commands is None:
+        pytest.skip("%s is a filter: it takes records, not a command" % name)
+    expected = set(commands)
+    assert len(commands) == len(expected), "the usage error names a command twice: %r" % (commands,)
+    assert help_listed_commands(path) == expected, "commands: --help vs the tool's usage error"
+    assert man_commands(name + ".1") == expected, "commands: man page COMMANDS vs the tool"
+    bindir = os.path.dirname(path)
+    for shell in ("bash", "zsh", "fish"):
+        assert completion_arguments(shell, name, bindir) == expected, "commands: %s completion vs the tool" % shell
+    # The tool knows each one (it objects to what follows it, not to it), and
+    # takes nothing after it, so no completion offers anything there.
+    for command in commands:
+        p = run([path, command, "docs-test-extra-argument"])
+        assert p.returncode == 2 and "unknown command" not in p.stderr and "docs-test-extra-argument" in p.stderr, (
+            command, p.returncode, p.stderr)
+        for shell in ("bash", "zsh", "fish"):
+            offered = completion_arguments(shell, name, bindir, (command,))
+            assert not offered, "%s %s: the %s completion offers arguments %r" % (name, command, shell, sorted(offered))
+    p = run([path, "docs-test-no-such-command"])
+    assert p.returncode == 2 and "unknown command" in p.stderr, (p.returncode, p.stderr)
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+@pytest.mark.parametrize("name", TOOLS)
+def test_completion_offers_a_commands_options_after_it(tool, name, shell):
+    """After `tw-auth pin`, the options of every command and pin's own, not
+    oauth2's; before a command, all of them (test_completion_offers_the_help_options)."""
+    path = built(tool, name)
+    commands = tool_commands(path)
+    if commands is None:
+        pytest.skip("%s is a filter: it takes records, not a command" % name)
+    longs, _ = help_options(path)
+    scoped = help_command_options(path, commands)
+    bindir = os.path.dirname(path)
+    for command in commands:
+        expected = {o for o in longs if scoped.get(o, command) == command}
+        offered = completion_options_after(shell, name, bindir, (command,))
+        assert offered == expected, "%s %s: %s completion offers %r, --help gives %r" % (
+            name, command, shell, sorted(offered), sorted(expected))
+
+
+@pytest.mark.parametrize("name", TOOLS)
+def test_man_page_says_which_command_an_option_belongs_to(tool, name):
+    path = built(tool, name)
+    commands = tool_commands(path)
+    if commands is None:
+        pytest.skip("%s is a filter: it takes records, not a command" % name)
+    for option, command in sorted(help_command_options(path, commands).items()):
+        text = man_option_text(name + ".1", option)
+        assert re.match(r"\s*%s\s*:" % re.escape(command), text), (
+            "--help gives --%s to %s; the man page's entry does not start with '%s:': %r" % (option, command, command, text))
 
 
 def write_credentials(path, profiles):
@@ -454,6 +582,15 @@ def test_profile_completion_offers_the_profiles_of_the_credentials_file(tool, na
     offered = completion_choices(shell, name, PROFILE_OPTION, bindir, ("--credentials", str(other)), env)
     assert offered == {"elsewhere"}, (
         "--%s after --credentials: the %s completion offers %r" % (PROFILE_OPTION, shell, sorted(offered)))
+    # An interactive tool's --profile comes after its command as often as
+    # before it, and --credentials may stand on either side of the command.
+    for command in tool_commands(path) or ():
+        offered = completion_choices(shell, name, PROFILE_OPTION, bindir, (command,), env)
+        assert offered == {"work", "docs-test", "page"}, (
+            "%s --%s: the %s completion offers %r" % (command, PROFILE_OPTION, shell, sorted(offered)))
+        offered = completion_choices(shell, name, PROFILE_OPTION, bindir, ("--credentials", str(other), command), env)
+        assert offered == {"elsewhere"}, (
+            "--credentials FILE %s --%s: the %s completion offers %r" % (command, PROFILE_OPTION, shell, sorted(offered)))
 
 
 def man_option_text(page, long):
@@ -556,3 +693,35 @@ def test_every_shared_completion_function_is_installed():
     for helper in zsh_helpers:
         first = (COMPLETIONS / "zsh" / helper).read_text(encoding="utf-8").split("\n", 1)[0]
         assert first == "#autoload", "%s: compinit autoloads it only with a first line #autoload" % helper
+
+
+def test_make_install_puts_every_page_and_completion_in_place(tool, tmp_path):
+    """`make install` (to a DESTDIR, from the binaries under test) installs
+    every man page in its section's directory, every tool's completions and
+    the functions they share; `make uninstall` removes every file again."""
+    need("make")
+    bindir = os.path.dirname(tool("oauth-sign"))
+    tools = sorted(makefile_list("TOOLS"))
+    missing = [t for t in tools if not os.access(os.path.join(bindir, t), os.X_OK)]
+    if missing:
+        pytest.skip("not built in %s: %s" % (bindir, ", ".join(missing)))
+    dest, prefix = tmp_path / "dest", "/usr/local"
+    make = ["make", "-s", "-C", str(ROOT), "DESTDIR=" + str(dest), "PREFIX=" + prefix, "RELEASE=" + bindir]
+    p = run(make + ["install"])
+    assert p.returncode == 0, p.stdout + p.stderr
+    share = dest / prefix.lstrip("/") / "share"
+    installed = {str(f.relative_to(dest)) for f in dest.rglob("*") if f.is_file()}
+    expected = {"usr/local/bin/" + t for t in tools}
+    expected |= {"usr/local/share/man/man%s/%s" % (page.rsplit(".", 1)[1], page) for page in PAGES}
+    for t in tools:
+        expected |= {"usr/local/share/bash-completion/completions/" + t, "usr/local/share/zsh/site-functions/_" + t,
+                     "usr/local/share/fish/vendor_completions.d/%s.fish" % t}
+    expected |= {"usr/local/share/zsh/site-functions/" + h for h in makefile_list("ZSH_HELPERS")}
+    expected |= {"usr/local/share/fish/vendor_functions.d/%s.fish" % f for f in makefile_list("FISH_FUNCTIONS")}
+    assert installed == expected, "installed but not expected: %r; expected but not installed: %r" % (
+        sorted(installed - expected), sorted(expected - installed))
+    assert (share / "man" / "man5" / "socialpipe-credentials.5").is_file()
+    p = run(make + ["uninstall"])
+    assert p.returncode == 0, p.stdout + p.stderr
+    left = sorted(str(f.relative_to(dest)) for f in dest.rglob("*") if f.is_file())
+    assert not left, "make uninstall left %r" % left
