@@ -307,6 +307,14 @@ def test_plain_text_line_suggests_raw_input(go, name):
     assert r.envelopes[0]["ok"] is True, r
 
 
+@pytest.mark.parametrize("name", ["tw-post", "tw-friends"])
+def test_no_x_credentials_says_how_to_get_them(tool, home, name):
+    """A newcomer without credentials is told the command that gets them."""
+    r = run_tool(tool(name), clean_env(home), [], b'"hello"\n')
+    assert r.returncode == 3, r
+    assert "tw-auth pin" in r.stderr.decode(), r
+
+
 def test_oauth_sign_has_no_raw_input_to_suggest(go):
     r = go("oauth-sign", (), b"just some words\n")
     [e] = r.envelopes
