@@ -11,6 +11,8 @@ final class FacebookAuth: RecordTool {
     let versionRoot: String
     let path: String
     let terminal: Terminal?
+    /// The profile's `facebook` section, read and written.
+    let profiles: ProfileEditor
     let service = GraphService()
     let crypto = Crypto()
     /// `--scopes` (device), comma-separated as Graph takes them.
@@ -23,6 +25,7 @@ final class FacebookAuth: RecordTool {
         self.versionRoot = versionRoot
         self.path = path
         self.terminal = terminal
+        profiles = ProfileEditor(path: path, service: "facebook", terminal: terminal)
     }
 
     func start(_ record: Record, reply: Reply) -> Job? {
@@ -34,38 +37,6 @@ final class FacebookAuth: RecordTool {
         case .pages: return PagesJob(auth: self, profile: profile, reply: reply)
         case .status: return StatusJob(auth: self, profile: named, reply: reply)
         case .logout: return LogoutJob(auth: self, profile: profile, reply: reply)
-        }
-    }
-
-    /// The profile's `facebook` section as the file holds it now.
-    func section(_ profile: String) throws(RecordError) -> JSON? {
-        do throws(CredentialFile.Problem) {
-            let section = try CredentialFile.read(path)["profiles"]?.member(profile)?.member("facebook")
-            return section?.kind == .object ? section : nil
-        } catch {
-            throw RecordError(.auth, error.message)
-        }
-    }
-
-    /// A value from the environment, else the profile, else asked on the terminal.
-    func value(_ variable: String, _ field: String, of profile: String, question: String, secret: Bool) throws(RecordError) -> String {
-        if let found = Environment.nonEmpty(variable) { return found }
-        if let found = try section(profile)?[field: field], !found.isEmpty { return found }
-        guard let terminal, let answer = terminal.ask(question, secret: secret), !answer.isEmpty else {
-            throw RecordError(.input, "no \(field): set \(variable), store it in profile \"\(profile)\", or answer the question")
-        }
-        return answer
-    }
-
-    /// Stores `fields` in the profile's `facebook` section (and removes `removing`).
-    func store(_ profile: String, _ fields: [(String, JSON)], removing: [String] = []) throws(RecordError) {
-        do throws(CredentialFile.Problem) {
-            try CredentialFile.update(path, profile: profile, service: "facebook") { section in
-                for key in removing { section.remove(member: key) }
-                for (key, value) in fields { section.set(member: key, value) }
-            }
-        } catch {
-            throw RecordError(.auth, "cannot store the credentials: \(error.message)")
         }
     }
 
@@ -120,7 +91,7 @@ final class FacebookAuth: RecordTool {
                                         ("app_id", .string(appID)), ("app_secret", .string(appSecret))] + more
         var removing = ["user_access_token"]
         if lifetime != nil { fields.append(("expires_at", expiresAt)) } else { removing.append("expires_at") }
-        try store(profile, fields, removing: removing)
+        try profiles.store(profile, fields, removing: removing)
         return (expiresAt, request("GET", "/me?fields=id,name", authorizer: try bearer(token, appSecret: appSecret, profile: profile)))
     }
 
@@ -129,7 +100,7 @@ final class FacebookAuth: RecordTool {
         let account = JSON.object()
         if let id = me.json?["id"]?.string { account.set("id", string: id) }
         if let name = me.json?["name"]?.string { account.set("name", string: name) }
-        Self.line(reply, [("profile", .string(profile)), ("method", .string(method)), ("token_type", .string("user")),
+        ProfileEditor.line(reply, [("profile", .string(profile)), ("method", .string(method)), ("token_type", .string("user")),
                           ("account", account), ("expires_at", expiresAt), ("credentials", .string(path))])
     }
 
@@ -145,20 +116,8 @@ final class FacebookAuth: RecordTool {
     func show(_ text: String) {
         Terminal.show(text)
     }
-
-    /// The line fb-auth prints: what was stored or checked, no secret in it.
-    static func line(_ reply: Reply, _ members: [(String, JSON)], failsRun: Bool = false) {
-        let object = JSON.object()
-        for (key, value) in members { object.set(member: key, value) }
-        var text = object.dumped()
-        text.withUTF8 { reply.writeLine($0, failsRun: failsRun) }
-    }
 }
 
-extension JSON {
-    /// The string member named `field`.
-    subscript(field field: String) -> String? { member(field)?.string }
-}
 
 /// `fb-auth exchange`: a short-lived user token, pasted on the terminal, for
 /// a long-lived one (graph-api.md §5.2).
@@ -178,8 +137,8 @@ final class ExchangeJob: Job {
 
     func begin() -> JobStep {
         do throws(RecordError) {
-            appID = try auth.value("FB_APP_ID", "app_id", of: profile, question: "App ID: ", secret: false)
-            appSecret = try auth.value("FB_APP_SECRET", "app_secret", of: profile, question: "App secret: ", secret: true)
+            appID = try auth.profiles.value("FB_APP_ID", "app_id", of: profile, question: "App ID: ", secret: false)
+            appSecret = try auth.profiles.value("FB_APP_SECRET", "app_secret", of: profile, question: "App secret: ", secret: true)
             guard let token = auth.terminal?.ask("Short-lived user token (from the Graph API Explorer): ", secret: true),
                   !token.isEmpty else {
                 throw RecordError(.input, "no token given")

@@ -21,7 +21,7 @@ final class PagesJob: Job {
 
     func begin() -> JobStep {
         do throws(RecordError) {
-            guard let section = try auth.section(profile), let token = FacebookAuth.userToken(section) else {
+            guard let section = try auth.profiles.section(profile), let token = FacebookAuth.userToken(section) else {
                 throw RecordError(.auth, "profile \"\(profile)\" has no Facebook user token: run fb-auth device --profile \(profile)")
             }
             userToken = token
@@ -47,7 +47,7 @@ final class PagesJob: Job {
             var members: [(String, JSON)] = [("id", .string(id))]
             for key in ["name", "category", "tasks"] { members.append((key, page.member(key) ?? .null)) }
             guard let wanted = auth.storePage else {
-                FacebookAuth.line(reply, members)
+                ProfileEditor.line(reply, members)
                 continue
             }
             guard id == wanted else { continue }
@@ -57,13 +57,13 @@ final class PagesJob: Job {
             }
             // A Page token fetched with a long-lived user token has no expiry (graph-api.md §5.2).
             do throws(RecordError) {
-                try auth.store(profile, [("access_token", .string(token)), ("token_type", .string("page")),
+                try auth.profiles.store(profile, [("access_token", .string(token)), ("token_type", .string("page")),
                                          ("user_access_token", .string(userToken))], removing: ["expires_at"])
             } catch {
                 return .fail(error)
             }
             stored = true
-            FacebookAuth.line(reply, [("profile", .string(profile))] + members
+            ProfileEditor.line(reply, [("profile", .string(profile))] + members
                 + [("token_type", .string("page")), ("credentials", .string(auth.path))])
             return .done
         }
@@ -101,7 +101,7 @@ final class StatusJob: Job {
             var appSecret = Environment.nonEmpty("FB_APP_SECRET")
             var origin = "the environment"
             if let profile {
-                let section = try auth.section(profile)
+                let section = try auth.profiles.section(profile)
                 token = section?[field: "access_token"].flatMap { $0.isEmpty ? nil : $0 }
                 appID = section?[field: "app_id"] ?? appID
                 appSecret = section?[field: "app_secret"] ?? appSecret
@@ -142,7 +142,7 @@ final class StatusJob: Job {
             members.append(("problem", .string(GraphService.explainingToken(problem?["message"]?.string ?? "the token is not valid",
                                                                             subcode: subcode))))
         }
-        FacebookAuth.line(reply, members, failsRun: !valid)
+        ProfileEditor.line(reply, members, failsRun: !valid)
         return .done
     }
 
@@ -155,7 +155,7 @@ final class StatusJob: Job {
         } else if error.kind != .auth {
             return nil
         }
-        FacebookAuth.line(reply, [("profile", profile.map { .string($0) } ?? .null), ("valid", .bool(false)),
+        ProfileEditor.line(reply, [("profile", profile.map { .string($0) } ?? .null), ("valid", .bool(false)),
                                   ("problem", .string(problem))], failsRun: true)
         return .done
     }
@@ -177,7 +177,7 @@ final class LogoutJob: Job {
 
     func begin() -> JobStep {
         do throws(RecordError) {
-            guard let section = try auth.section(profile), section[field: "access_token"] != nil else {
+            guard let section = try auth.profiles.section(profile), section[field: "access_token"] != nil else {
                 throw RecordError(.auth, "profile \"\(profile)\" has no Facebook token in \(auth.path)")
             }
             // A Page token cannot revoke its user's permissions.
@@ -200,11 +200,11 @@ final class LogoutJob: Job {
 
     private func finish(revoked: Bool) -> JobStep {
         do throws(RecordError) {
-            try auth.store(profile, [], removing: ["access_token", "user_access_token", "token_type", "expires_at"])
+            try auth.profiles.store(profile, [], removing: ["access_token", "user_access_token", "token_type", "expires_at"])
         } catch {
             return .fail(error)
         }
-        FacebookAuth.line(reply, [("profile", .string(profile)), ("revoked", .bool(revoked)), ("removed", .bool(true)),
+        ProfileEditor.line(reply, [("profile", .string(profile)), ("revoked", .bool(revoked)), ("removed", .bool(true)),
                                   ("credentials", .string(auth.path))])
         return .done
     }

@@ -10,6 +10,8 @@ final class TwitterAuth: RecordTool {
     let apiBase: String
     let path: String
     let terminal: Terminal?
+    /// The profile's `twitter` section, read and written.
+    let profiles: ProfileEditor
     let service = XService()
     let crypto = Crypto()
     /// `--access read|write` (pin), `--scopes`, `--client-id`, `--redirect-uri`, `--no-browser` (oauth2).
@@ -26,6 +28,7 @@ final class TwitterAuth: RecordTool {
         self.apiBase = apiBase
         self.path = path
         self.terminal = terminal
+        profiles = ProfileEditor(path: path, service: "twitter", terminal: terminal)
         self.x = x
     }
 
@@ -40,38 +43,6 @@ final class TwitterAuth: RecordTool {
         }
     }
 
-    /// The profile's `twitter` section as the file holds it now.
-    func section(_ profile: String) throws(RecordError) -> JSON? {
-        do throws(CredentialFile.Problem) {
-            let section = try CredentialFile.read(path)["profiles"]?.member(profile)?.member("twitter")
-            return section?.kind == .object ? section : nil
-        } catch {
-            throw RecordError(.auth, error.message)
-        }
-    }
-
-    /// A value from the environment, else the profile, else asked on the terminal.
-    func value(_ variable: String, _ field: String, of profile: String, question: String, secret: Bool) throws(RecordError) -> String {
-        if let found = Environment.nonEmpty(variable) { return found }
-        if let found = try section(profile)?[field: field], !found.isEmpty { return found }
-        guard let terminal, let answer = terminal.ask(question, secret: secret), !answer.isEmpty else {
-            throw RecordError(.input, "no \(field): set \(variable), store it in profile \"\(profile)\", or answer the question")
-        }
-        return answer
-    }
-
-    /// Stores `fields` in the profile's `twitter` section (and removes `removing`).
-    func store(_ profile: String, _ fields: [(String, JSON)], removing: [String] = []) throws(RecordError) {
-        do throws(CredentialFile.Problem) {
-            try CredentialFile.update(path, profile: profile, service: "twitter") { section in
-                for key in removing { section.remove(member: key) }
-                for (key, value) in fields { section.set(member: key, value) }
-            }
-        } catch {
-            throw RecordError(.auth, "cannot store the credentials: \(error.message)")
-        }
-    }
-
     /// A request to X.
     func request(_ method: String, _ path: String, form: [Parameter]? = nil, headers: [String] = [],
                  authorizer: RequestAuthorizer?) -> RequestSpec {
@@ -79,14 +50,6 @@ final class TwitterAuth: RecordTool {
         if form != nil { all.append("Content-Type: application/x-www-form-urlencoded") }
         return RequestSpec(method: method, url: apiBase + path, headers: all, body: form.map(PercentEncoding.formEncoded),
                            idempotent: method == "GET", rateLimitKey: method + " " + path, service: service, authorizer: authorizer)
-    }
-
-    /// The line tw-auth prints: what was stored or checked, no secret in it.
-    static func line(_ reply: Reply, _ members: [(String, JSON)], failsRun: Bool = false) {
-        let object = JSON.object()
-        for (key, value) in members { object.set(member: key, value) }
-        var text = object.dumped()
-        text.withUTF8 { reply.writeLine($0, failsRun: failsRun) }
     }
 
     static func account(_ answer: Answer) -> JSON? {
@@ -98,10 +61,6 @@ final class TwitterAuth: RecordTool {
     }
 }
 
-extension JSON {
-    /// The string member named `field`.
-    subscript(field field: String) -> String? { member(field)?.string }
-}
 
 /// `tw-auth pin`: OAuth 1.0a with a PIN (x-api.md §9.5).
 final class PINJob: Job {
@@ -120,8 +79,8 @@ final class PINJob: Job {
 
     func begin() -> JobStep {
         do throws(RecordError) {
-            let key = try auth.value("TW_CONSUMER_KEY", "consumer_key", of: profile, question: "API key (consumer key): ", secret: false)
-            let secret = try auth.value("TW_CONSUMER_SECRET", "consumer_secret", of: profile,
+            let key = try auth.profiles.value("TW_CONSUMER_KEY", "consumer_key", of: profile, question: "API key (consumer key): ", secret: false)
+            let secret = try auth.profiles.value("TW_CONSUMER_SECRET", "consumer_secret", of: profile,
                                         question: "API key secret (consumer secret): ", secret: true)
             var signer = XAuthFlows.PINSigner(consumerKey: key, consumerSecret: secret, crypto: auth.crypto)
             signer.callback = "oob"
@@ -158,7 +117,7 @@ final class PINJob: Job {
                 return .fail(RecordError(.auth, "access_token answered without an access token", status: answer.status))
             }
             do throws(RecordError) {
-                try auth.store(profile, [("consumer_key", .string(signer.consumerKey)),
+                try auth.profiles.store(profile, [("consumer_key", .string(signer.consumerKey)),
                                          ("consumer_secret", .string(signer.consumerSecret)),
                                          ("access_token", .string(token)), ("access_token_secret", .string(secret))])
                 let credentials = TwitterCredentials(consumerKey: signer.consumerKey, consumerSecret: signer.consumerSecret,
@@ -168,7 +127,7 @@ final class PINJob: Job {
                 return .fail(error)
             }
         default:
-            TwitterAuth.line(reply, [("profile", .string(profile)), ("method", .string("oauth1")),
+            ProfileEditor.line(reply, [("profile", .string(profile)), ("method", .string("oauth1")),
                                      ("account", TwitterAuth.account(answer) ?? .null), ("credentials", .string(auth.path))])
             return .done
         }
@@ -198,8 +157,8 @@ final class AppJob: Job {
 
     func begin() -> JobStep {
         do throws(RecordError) {
-            key = try auth.value("TW_CONSUMER_KEY", "consumer_key", of: profile, question: "API key (consumer key): ", secret: false)
-            secret = try auth.value("TW_CONSUMER_SECRET", "consumer_secret", of: profile,
+            key = try auth.profiles.value("TW_CONSUMER_KEY", "consumer_key", of: profile, question: "API key (consumer key): ", secret: false)
+            secret = try auth.profiles.value("TW_CONSUMER_SECRET", "consumer_secret", of: profile,
                                     question: "API key secret (consumer secret): ", secret: true)
             return .send(auth.request("POST", "/oauth2/token", form: [Parameter("grant_type", "client_credentials")],
                                       headers: [XAuthFlows.basic(key, secret)], authorizer: SecretsOf([secret])))
@@ -213,12 +172,12 @@ final class AppJob: Job {
             return .fail(RecordError(.auth, "the token endpoint answered without an access_token", status: answer.status))
         }
         do throws(RecordError) {
-            try auth.store(profile, [("consumer_key", .string(key)), ("consumer_secret", .string(secret)),
+            try auth.profiles.store(profile, [("consumer_key", .string(key)), ("consumer_secret", .string(secret)),
                                      ("bearer_token", .string(token))])
         } catch {
             return .fail(error)
         }
-        TwitterAuth.line(reply, [("profile", .string(profile)), ("method", .string("app")), ("credentials", .string(auth.path))])
+        ProfileEditor.line(reply, [("profile", .string(profile)), ("method", .string("app")), ("credentials", .string(auth.path))])
         return .done
     }
 }

@@ -19,7 +19,7 @@ final class OAuth2Job: Job {
 
     func begin() -> JobStep {
         do throws(RecordError) {
-            let stored = try auth.section(profile)?.member("oauth2")
+            let stored = try auth.profiles.section(profile)?.member("oauth2")
             if let given = auth.clientID ?? stored?[field: "client_id"] ?? Environment.nonEmpty("TW_CLIENT_ID") {
                 clientID = given
             } else {
@@ -88,7 +88,7 @@ final class OAuth2Job: Job {
 
     func received(_ answer: Answer) -> JobStep {
         if let token {
-            TwitterAuth.line(reply, [("profile", .string(profile)), ("method", .string("oauth2")),
+            ProfileEditor.line(reply, [("profile", .string(profile)), ("method", .string("oauth2")),
                                      ("account", TwitterAuth.account(answer) ?? .null),
                                      ("expires_at", token.member("expires_at") ?? .null),
                                      ("scopes", token.member("scopes") ?? .null), ("credentials", .string(auth.path))])
@@ -105,7 +105,7 @@ final class OAuth2Job: Job {
         if let lifetime = body["expires_in"]?.number { stored.set("expires_at", string: Clock.iso8601(Clock.wall() + lifetime)) }
         stored.set("scopes", string: body["scope"]?.string ?? auth.scopes)
         do throws(RecordError) {
-            try auth.store(profile, [("oauth2", stored)])
+            try auth.profiles.store(profile, [("oauth2", stored)])
         } catch {
             return .fail(error)
         }
@@ -194,7 +194,7 @@ final class StatusJob: Job {
             members.append(("scopes", session.scopes.map { .string($0) } ?? .null))
         }
         if let problem { members.append(("problem", .string(problem))) }
-        TwitterAuth.line(reply, members, failsRun: !valid)
+        ProfileEditor.line(reply, members, failsRun: !valid)
     }
 }
 
@@ -215,7 +215,7 @@ final class LogoutJob: Job {
 
     func begin() -> JobStep {
         do throws(RecordError) {
-            guard let section = try auth.section(profile) else {
+            guard let section = try auth.profiles.section(profile) else {
                 throw RecordError(.auth, "profile \"\(profile)\" has no twitter credentials in \(auth.path)")
             }
             if let oauth2 = section.member("oauth2"), let id = oauth2[field: "client_id"] {
@@ -266,13 +266,13 @@ final class LogoutJob: Job {
 
     private func finish() -> JobStep {
         do throws(RecordError) {
-            try auth.store(profile, [], removing: ["access_token", "access_token_secret", "bearer_token", "oauth2"])
+            try auth.profiles.store(profile, [], removing: ["access_token", "access_token_secret", "bearer_token", "oauth2"])
         } catch {
             return .fail(error)
         }
         let list = JSON.array()
         for name in revoked { list.append(.string(name)) }
-        TwitterAuth.line(reply, [("profile", .string(profile)), ("revoked", list), ("removed", .bool(true)),
+        ProfileEditor.line(reply, [("profile", .string(profile)), ("revoked", list), ("removed", .bool(true)),
                                  ("credentials", .string(auth.path))])
         return .done
     }

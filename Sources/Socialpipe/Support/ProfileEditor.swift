@@ -1,0 +1,63 @@
+/// What the interactive tools (tw-auth, fb-auth) share: one service's
+/// section of a profile in the credentials file, read as the file holds it
+/// now and changed through the locked, atomic writer, values taken from the
+/// environment, the profile or a question on the terminal, and the one line
+/// they print for each profile (no secret in it).
+public struct ProfileEditor {
+    public let path: String
+    /// The profile's section: `twitter` or `facebook`.
+    public let service: String
+    public let terminal: Terminal?
+
+    public init(path: String, service: String, terminal: Terminal?) {
+        self.path = path
+        self.service = service
+        self.terminal = terminal
+    }
+
+    /// The profile's section as the file holds it now.
+    public func section(_ profile: String) throws(RecordError) -> JSON? {
+        do throws(CredentialFile.Problem) {
+            let section = try CredentialFile.read(path)["profiles"]?.member(profile)?.member(service)
+            return section?.kind == .object ? section : nil
+        } catch {
+            throw RecordError(.auth, error.message)
+        }
+    }
+
+    /// A value from the environment, else the profile, else asked on the terminal.
+    public func value(_ variable: String, _ field: String, of profile: String, question: String,
+                      secret: Bool) throws(RecordError) -> String {
+        if let found = Environment.nonEmpty(variable) { return found }
+        if let found = try section(profile)?[field: field], !found.isEmpty { return found }
+        guard let terminal, let answer = terminal.ask(question, secret: secret), !answer.isEmpty else {
+            throw RecordError(.input, "no \(field): set \(variable), store it in profile \"\(profile)\", or answer the question")
+        }
+        return answer
+    }
+
+    /// Stores `fields` in the profile's section, after removing `removing`.
+    public func store(_ profile: String, _ fields: [(String, JSON)], removing: [String] = []) throws(RecordError) {
+        do throws(CredentialFile.Problem) {
+            try CredentialFile.update(path, profile: profile, service: service) { section in
+                for key in removing { section.remove(member: key) }
+                for (key, value) in fields { section.set(member: key, value) }
+            }
+        } catch {
+            throw RecordError(.auth, "cannot store the credentials: \(error.message)")
+        }
+    }
+
+    /// The line an interactive tool prints for a profile it stored or checked.
+    public static func line(_ reply: Reply, _ members: [(String, JSON)], failsRun: Bool = false) {
+        let object = JSON.object()
+        for (key, value) in members { object.set(member: key, value) }
+        var text = object.dumped()
+        text.withUTF8 { reply.writeLine($0, failsRun: failsRun) }
+    }
+}
+
+extension JSON {
+    /// The string member named `field`.
+    public subscript(field field: String) -> String? { member(field)?.string }
+}
