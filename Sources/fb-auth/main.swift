@@ -50,21 +50,10 @@ let status = ToolMain.run(tool, options: [
     if let page, page.isEmpty || page.utf8.count > 30 || !page.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
         throw .usage("--store: expected a Page id (digits), got '\(page)'")
     }
-    guard let path = CredentialStore.path(arguments) else { throw .configuration("no credentials file: HOME is not set") }
-    let document: JSON
-    do throws(CredentialFile.Problem) {
-        document = try CredentialFile.read(path)
-    } catch {
-        throw .configuration("credentials file: \(error.message)")
-    }
-    let profiles = document["profiles"]?.members.map(\.key) ?? []
-    let chosen = arguments.value(CommonOptions.profile) ?? Environment.nonEmpty("SOCIALPIPE_PROFILE") ?? document["default"]?.string
+    let start = try ProfileEditor.Start(arguments)
+    let (path, document, profiles, chosen) = (start.path, start.document, start.profiles, start.chosen)
 
-    func record(_ profile: String?) -> JSON {
-        let record = JSON.object()
-        if let profile { record.set("profile", string: profile) }
-        return record
-    }
+    let record = ProfileEditor.Start.record
     func hasToken(_ profile: String) -> Bool {
         document["profiles"]?.member(profile)?.member("facebook")?.member("access_token")?.string != nil
     }

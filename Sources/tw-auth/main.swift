@@ -50,22 +50,11 @@ let status = ToolMain.run(tool, options: [
         throw .usage("--\(option.long): only for \(owner.rawValue)")
     }
     if arguments.isSet(allOption) && arguments.isSet(CommonOptions.profile) { throw .usage("give --profile or --all, not both") }
-    guard let path = CredentialStore.path(arguments) else { throw .configuration("no credentials file: HOME is not set") }
-    let document: JSON
-    do throws(CredentialFile.Problem) {
-        document = try CredentialFile.read(path)
-    } catch {
-        throw .configuration("credentials file: \(error.message)")
-    }
-    let profiles = document["profiles"]?.members.map(\.key) ?? []
-    let chosen = arguments.value(CommonOptions.profile) ?? Environment.nonEmpty("SOCIALPIPE_PROFILE") ?? document["default"]?.string
+    let start = try ProfileEditor.Start(arguments)
+    let (path, document, profiles, chosen) = (start.path, start.document, start.profiles, start.chosen)
 
     var records: [JSON] = []
-    func record(_ profile: String?) -> JSON {
-        let record = JSON.object()
-        if let profile { record.set("profile", string: profile) }
-        return record
-    }
+    let record = ProfileEditor.Start.record
     var x: XSetup?
     switch command {
     case .status:

@@ -48,6 +48,36 @@ public struct ProfileEditor {
         }
     }
 
+    /// The credentials file as an interactive tool starts with it: its path
+    /// (it need not exist yet), its document, its profile names, and the
+    /// profile chosen by `--profile`, `$SOCIALPIPE_PROFILE` or its default.
+    public struct Start {
+        public let path: String
+        public let document: JSON
+        public let profiles: [String]
+        public let chosen: String?
+
+        public init(_ arguments: ParsedArguments) throws(StartupError) {
+            guard let path = CredentialStore.path(arguments) else { throw .configuration("no credentials file: HOME is not set") }
+            do throws(CredentialFile.Problem) {
+                document = try CredentialFile.read(path)
+            } catch {
+                throw .configuration("credentials file: \(error.message)")
+            }
+            self.path = path
+            profiles = document["profiles"]?.members.map(\.key) ?? []
+            chosen = arguments.value(CommonOptions.profile) ?? Environment.nonEmpty("SOCIALPIPE_PROFILE")
+                ?? document["default"]?.string
+        }
+
+        /// The record an interactive tool's job runs on: the profile it is about.
+        public static func record(_ profile: String?) -> JSON {
+            let record = JSON.object()
+            if let profile { record.set("profile", string: profile) }
+            return record
+        }
+    }
+
     /// The line an interactive tool prints for a profile it stored or checked.
     public static func line(_ reply: Reply, _ members: [(String, JSON)], failsRun: Bool = false) {
         let object = JSON.object()
