@@ -88,7 +88,14 @@ public final class OAuth2Session {
         } catch {
             throw RecordError(.auth, "cannot refresh the OAuth 2.0 token of profile \"\(profile)\": \(error.message)")
         }
-        if let stored = try storedToken(), stored.accessToken != token.accessToken {
+        let stored: OAuth2Token?
+        do {
+            stored = try storedToken()
+        } catch {
+            release()
+            throw error
+        }
+        if let stored, stored.accessToken != token.accessToken {
             token = stored
             generation += 1
             if !isExpiring {
@@ -105,10 +112,7 @@ public final class OAuth2Session {
         var headers = ["Content-Type: application/x-www-form-urlencoded", "Accept: application/json"]
         if let secret = token.clientSecret {
             // A confidential client authenticates with Basic auth (x-api.md §10).
-            let pair = Array((PercentEncoding.encoded(token.clientID) + ":" + PercentEncoding.encoded(secret)).utf8)
-            let encoded = ByteBuffer()
-            pair.withUnsafeBufferPointer { Crypto.base64($0, into: encoded) }
-            headers.insert("Authorization: Basic " + String(decoding: encoded.bytes, as: UTF8.self), at: 0)
+            headers.insert(XAuthFlows.basic(token.clientID, secret), at: 0)
         } else {
             form.append(Parameter("client_id", token.clientID))
         }
