@@ -95,3 +95,25 @@ func mode(_ path: String) -> mode_t {
         #expect(OAuth2Token(incomplete) == nil)
     }
 }
+
+@Suite struct OAuth2SessionTests {
+    /// A refresh that cannot read the credentials file ends as `auth` and
+    /// leaves the lock free for the next try (or another process).
+    @Test func aRefreshThatCannotReadTheFileLetsGoOfTheLock() throws {
+        let root = scratchDirectory()
+        defer { removeTree(root) }
+        let path = root + "/credentials.json"
+        try CredentialFile.replace(path, with: JSON.object())
+        chmod(path, 0o644)
+        guard case .success(let section) = JSON.parse(#"{"client_id":"c","access_token":"a","refresh_token":"r","expires_at":1}"#),
+              let token = OAuth2Token(section) else {
+            Issue.record("bad fixture")
+            return
+        }
+        let session = OAuth2Session(profile: "p", path: path, token: token)
+        #expect(session.isExpiring)
+        #expect(throws: RecordError.self) { _ = try session.refreshRequest(apiBase: "http://127.0.0.1:9", service: XService()) }
+        let lock = try CredentialFile.lock(path, timeout: 0.1)
+        lock.release()
+    }
+}
