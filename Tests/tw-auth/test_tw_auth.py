@@ -272,6 +272,21 @@ def nothing_stored(path, profile="default"):
     return not any(k in tw for k in ("access_token", "access_token_secret", "bearer_token", "oauth2"))
 
 
+def check_refused(t, sb, cred_file, message=r"tw-auth: ", token_status=None):
+    """A flow that ended refused: exit 1, a message matching `message` on the terminal, no
+    line on stdout, nothing stored; with token_status, the one exchange at the token
+    endpoint answered that status."""
+    t.finish()
+    assert t.returncode == 1, t
+    assert t.stdout == b"", t
+    assert re.search(message, t.text()), (message, t)
+    check_clean(t, cred_file)
+    assert nothing_stored(cred_file)
+    if token_status is not None:
+        [exchange] = entries(sb, TOKEN_ENDPOINT)
+        assert exchange["status"] == token_status, exchange
+
+
 def entries(sb, endpoint):
     return [e for e in sb.log() if e["endpoint"] == endpoint]
 
@@ -479,12 +494,7 @@ def test_a_denied_authorization_exits_1_and_stores_nothing(interactive, sb, cred
     t.expect(r"PIN: ")
     assert sb.control(authorize_request_token={"oauth_token": token, "deny": True})["pin"] is None
     t.answer("4821907")                      # a guess: after a denial no PIN works
-    t.finish()
-    assert t.returncode == 1, t
-    assert t.stdout == b"", t
-    assert "tw-auth: " in t.text(), t
-    check_clean(t, cred_file)
-    assert nothing_stored(cred_file)
+    check_refused(t, sb, cred_file)
 
 
 def test_pin_without_a_terminal_reads_nothing_from_stdin(detached, sb, cred_file):
@@ -609,12 +619,7 @@ def test_oauth2_denied_consent_exits_1_and_stores_nothing(interactive, sb, cred_
     came = consent(sb, state, deny=True)
     assert "error=access_denied" in came, came
     browse(came)
-    t.finish()
-    assert t.returncode == 1, t
-    assert t.stdout == b"", t
-    assert re.search(r"tw-auth: .*access_denied", t.text()), t
-    check_clean(t, cred_file)
-    assert nothing_stored(cred_file)
+    check_refused(t, sb, cred_file, message=r"tw-auth: .*access_denied")
     assert entries(sb, TOKEN_ENDPOINT) == [], "nothing to exchange"
 
 
@@ -628,12 +633,7 @@ def test_oauth2_refuses_a_redirect_with_another_state(interactive, sb, cred_file
     forged = came.replace("state=" + urllib.parse.quote(state, safe=""), "state=forged-by-someone-else")
     assert forged != came and "code=" in forged, came
     t.answer(forged)
-    t.finish()
-    assert t.returncode == 1, t
-    assert t.stdout == b"", t
-    assert re.search(r"tw-auth: .*state", t.text()), t
-    check_clean(t, cred_file)
-    assert nothing_stored(cred_file)
+    check_refused(t, sb, cred_file, message=r"tw-auth: .*state")
     assert entries(sb, TOKEN_ENDPOINT) == [], "the code of a redirect with another state is not used"
 
 
@@ -648,14 +648,7 @@ def test_oauth2_an_expired_code_exits_1_and_stores_nothing(interactive, sb, cred
     came = consent(sb, state)
     time.sleep(0.6)                          # the browser dawdles: the code is dead when it arrives
     browse(came)
-    t.finish()
-    assert t.returncode == 1, t
-    assert t.stdout == b"", t
-    assert "tw-auth: " in t.text(), t
-    check_clean(t, cred_file)
-    assert nothing_stored(cred_file)
-    [exchange] = entries(sb, TOKEN_ENDPOINT)
-    assert exchange["status"] == 400, exchange
+    check_refused(t, sb, cred_file, token_status=400)
 
 
 def test_oauth2_confidential_client_authenticates_with_basic(interactive, sb, cred_file):
@@ -684,14 +677,7 @@ def test_oauth2_confidential_client_without_its_secret_is_refused(interactive, s
     state = read_oauth2_page(t, sb, client=CONFIDENTIAL)
     t.expect(PASTE_QUESTION)
     t.answer(consent(sb, state))
-    t.finish()
-    assert t.returncode == 1, t
-    assert t.stdout == b"", t
-    assert "tw-auth: " in t.text(), t
-    check_clean(t, cred_file)
-    assert nothing_stored(cred_file)
-    [exchange] = entries(sb, TOKEN_ENDPOINT)
-    assert exchange["status"] == 401, exchange
+    check_refused(t, sb, cred_file, token_status=401)
 
 
 # --------------------------------------------------------------------------------------
