@@ -34,11 +34,11 @@ final class DeviceJob: Job {
 
     func begin() -> JobStep {
         do throws(RecordError) {
-            appID = try auth.profiles.value("FB_APP_ID", "app_id", of: profile, question: "App ID: ", secret: false)
+            appID = try auth.appID(of: profile)
             clientToken = try auth.profiles.value("FB_CLIENT_TOKEN", "client_token", of: profile,
                                          question: "Client token (App settings > Advanced > Security): ", secret: true)
             // Asked now, so that nothing waits on the terminal once the person has approved.
-            appSecret = try auth.profiles.value("FB_APP_SECRET", "app_secret", of: profile, question: "App secret: ", secret: true)
+            appSecret = try auth.appSecret(of: profile)
             return .send(auth.request("POST", "/device/login", form: [Parameter("scope", auth.scopes)],
                                       authorizer: try auth.appToken(appID, clientToken)))
         } catch {

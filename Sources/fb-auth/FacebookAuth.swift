@@ -40,6 +40,15 @@ final class FacebookAuth: RecordTool {
         }
     }
 
+    /// The app's id and secret: the environment, the profile, or a question.
+    func appID(of profile: String) throws(RecordError) -> String {
+        try profiles.value("FB_APP_ID", "app_id", of: profile, question: "App ID: ", secret: false)
+    }
+
+    func appSecret(of profile: String) throws(RecordError) -> String {
+        try profiles.value("FB_APP_SECRET", "app_secret", of: profile, question: "App secret: ", secret: true)
+    }
+
     /// A request to Graph under the version root. Every request fb-auth makes
     /// may be sent again harmlessly (a poll, an exchange, a lookup), so all
     /// are retried like reads.
@@ -137,8 +146,8 @@ final class ExchangeJob: Job {
 
     func begin() -> JobStep {
         do throws(RecordError) {
-            appID = try auth.profiles.value("FB_APP_ID", "app_id", of: profile, question: "App ID: ", secret: false)
-            appSecret = try auth.profiles.value("FB_APP_SECRET", "app_secret", of: profile, question: "App secret: ", secret: true)
+            appID = try auth.appID(of: profile)
+            appSecret = try auth.appSecret(of: profile)
             guard let token = auth.terminal?.ask("Short-lived user token (from the Graph API Explorer): ", secret: true),
                   !token.isEmpty else {
                 throw RecordError(.input, "no token given")

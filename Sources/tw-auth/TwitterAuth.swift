@@ -43,6 +43,15 @@ final class TwitterAuth: RecordTool {
         }
     }
 
+    /// The app's API key and secret: the environment, the profile, or questions.
+    func consumer(of profile: String) throws(RecordError) -> (key: String, secret: String) {
+        let key = try profiles.value("TW_CONSUMER_KEY", "consumer_key", of: profile, question: "API key (consumer key): ",
+                                     secret: false)
+        let secret = try profiles.value("TW_CONSUMER_SECRET", "consumer_secret", of: profile,
+                                        question: "API key secret (consumer secret): ", secret: true)
+        return (key, secret)
+    }
+
     /// A request to X.
     func request(_ method: String, _ path: String, form: [Parameter]? = nil, headers: [String] = [],
                  authorizer: RequestAuthorizer?) -> RequestSpec {
@@ -79,9 +88,7 @@ final class PINJob: Job {
 
     func begin() -> JobStep {
         do throws(RecordError) {
-            let key = try auth.profiles.value("TW_CONSUMER_KEY", "consumer_key", of: profile, question: "API key (consumer key): ", secret: false)
-            let secret = try auth.profiles.value("TW_CONSUMER_SECRET", "consumer_secret", of: profile,
-                                        question: "API key secret (consumer secret): ", secret: true)
+            let (key, secret) = try auth.consumer(of: profile)
             var signer = XAuthFlows.PINSigner(consumerKey: key, consumerSecret: secret, crypto: auth.crypto)
             signer.callback = "oob"
             self.signer = signer
@@ -157,9 +164,7 @@ final class AppJob: Job {
 
     func begin() -> JobStep {
         do throws(RecordError) {
-            key = try auth.profiles.value("TW_CONSUMER_KEY", "consumer_key", of: profile, question: "API key (consumer key): ", secret: false)
-            secret = try auth.profiles.value("TW_CONSUMER_SECRET", "consumer_secret", of: profile,
-                                    question: "API key secret (consumer secret): ", secret: true)
+            (key, secret) = try auth.consumer(of: profile)
             return .send(auth.request("POST", "/oauth2/token", form: [Parameter("grant_type", "client_credentials")],
                                       headers: [XAuthFlows.basic(key, secret)], authorizer: SecretsOf([secret])))
         } catch {
