@@ -208,7 +208,9 @@ final class FeedJob: Job {
             return .fail(RecordError(.ambiguous, "HTTP \(answer.status) without the created post's id; the post may exist",
                                      status: answer.status))
         }
-        reply.succeed(created)
+        // A record's params.fields may ask for more than the id (`from{access_token}`):
+        // whatever secret the answer holds stays out of stdout.
+        reply.succeed(Redaction.redacted(created))
         return .done
     }
 }

@@ -1137,3 +1137,16 @@ def test_help_and_version(bin_path, fb_env):
         assert opt in p.stdout, (opt, p.stdout)
     p = subprocess.run([bin_path, "--version"], capture_output=True, env=fb_env(), timeout=10)
     assert p.returncode == 0 and re.fullmatch(rb"fb-feed \S+\n", p.stdout), p
+
+
+def test_a_token_in_the_answer_never_reaches_stdout(run, sb):
+    """params.fields lets a record ask for fields of the created post; an answer that
+    carries a token (field expansion such as from{access_token}) is redacted."""
+    sb.fault("status", match=feed_match("answer-with-a-token"), status=200,
+             body={"id": PAGE + "_1", "from": {"id": PAGE, "access_token": PAGE_TOKEN}})
+    r = run([], jl({"message": "answer-with-a-token", "params": {"fields": "id,from"}}))
+    [e] = r.envelopes
+    assert e["ok"] is True, e
+    assert e["result"] == {"id": PAGE + "_1", "from": {"id": PAGE, "access_token": "[redacted]"}}, e
+    assert PAGE_TOKEN.encode() not in r.stdout
+
