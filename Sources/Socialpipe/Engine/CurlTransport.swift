@@ -11,6 +11,8 @@ final class HTTPTransfer {
     private var body: [UInt8] = []
     private var headers: [(name: String, value: String)] = []
     private var requestBody: [UInt8]
+    /// Set when the file of a streamed body could not be read.
+    private var fileUnreadable = false
     private var tooLarge = false
     /// libcurl's own account of a failure (CURLOPT_ERRORBUFFER): it says
     /// which certificate check failed where the error code only says one did.
@@ -48,10 +50,10 @@ final class HTTPTransfer {
             sp_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method)
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
-        if request.body != nil {
+        if request.body != nil || request.streamedBody != nil {
             sp_easy_setopt_long(handle, CURLOPT_POST, 1)
             sp_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method)
-            sp_easy_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(requestBody.count))
+            sp_easy_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bodyLength))
             // The body is handed out by a read callback, not POSTFIELDS: when a
             // reused connection dies, libcurl 7.88 sends the request again by
             // itself, rewinding the body first. The seek callback refuses that
@@ -105,7 +107,26 @@ final class HTTPTransfer {
     /// Set when libcurl wanted to send the body again and was refused.
     private var resendRefused = false
 
+    /// The request body's length.
+    private var bodyLength: Int { request.streamedBody?.length ?? requestBody.count }
+
+    /// Bytes of the request body sent so far, for the progress line.
+    var bodyBytesSent: Int {
+        var sent: curl_off_t = 0
+        sp_easy_getinfo_offset(handle, CURLINFO_SIZE_UPLOAD_T, &sent)
+        return Int(sent)
+    }
+
     private func sendBody(_ buffer: UnsafeMutablePointer<UInt8>, _ room: Int) -> Int {
+        if let streamed = request.streamedBody {
+            // Read from the file as it goes out: only libcurl's buffer is held.
+            guard let count = streamed.copy(from: bodySent, into: buffer, room: room) else {
+                fileUnreadable = true
+                return Int(CURL_READFUNC_ABORT)
+            }
+            bodySent += count
+            return count
+        }
         let count = min(room, requestBody.count - bodySent)
         guard count > 0 else { return 0 }
         requestBody.withUnsafeBufferPointer { bytes in
@@ -163,6 +184,8 @@ final class HTTPTransfer {
         let message: String
         if tooLarge {
             message = "response larger than \(Self.maximumBody) bytes"
+        } else if fileUnreadable, let name = request.streamedBody?.file.name {
+            message = "\(name) could not be read while it was sent (was it changed?)"
         } else if resendRefused {
             message = "connection lost before an answer"
         } else if errorText[0] != 0 {
@@ -172,7 +195,7 @@ final class HTTPTransfer {
         } else {
             message = "transfer failed (curl \(code.rawValue))"
         }
-        let lasting = [CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT, CURLE_PEER_FAILED_VERIFICATION,
+        let lasting = fileUnreadable || [CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT, CURLE_PEER_FAILED_VERIFICATION,
                        CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ENGINE_NOTFOUND,
                        CURLE_NOT_BUILT_IN].contains(code)
         let sent = resendRefused || (requestReachedOrigin(code) && requestBytesSent > 0)
@@ -266,6 +289,10 @@ final class CurlTransport: Transport {
             finished.append((id, transfer.outcome(code), Clock.monotonic() - transfer.started))
         }
         return finished
+    }
+
+    func bodyBytesSent(id: Int) -> Int {
+        transfers[id]?.bodyBytesSent ?? 0
     }
 
     var nextTimeout: Int? {

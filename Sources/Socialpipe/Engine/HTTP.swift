@@ -8,7 +8,10 @@ public struct RequestSpec {
     /// `Name: value` lines, besides the authorization.
     public var headers: [String]
     public var body: [UInt8]?
-    /// Whether sending it twice is harmless (GET); a POST is not.
+    /// A body read from a file as it is sent, instead of `body`.
+    public var streamedBody: StreamedBody?
+    /// Whether sending it twice is harmless (GET, or a step of an upload
+    /// that nothing refers to yet); a post is not.
     public var idempotent: Bool
     /// Requests sharing a key share rate-limit state (endpoint and credentials).
     public var rateLimitKey: String
@@ -76,6 +79,8 @@ public struct HTTPRequest: Sendable {
     /// `Name: value` lines.
     public var headers: [String]
     public var body: [UInt8]?
+    /// A body read from a file as it is sent, instead of `body`.
+    public var streamedBody: StreamedBody?
     /// Whether sending it twice is harmless.
     public var idempotent: Bool
     /// Header names whose values are secret in logs and dry runs.
@@ -87,6 +92,59 @@ public struct HTTPRequest: Sendable {
         self.headers = headers
         self.body = body
         self.idempotent = idempotent
+    }
+}
+
+/// A body that is partly a stretch of a file, read while libcurl sends it
+/// (a segment of a media upload): `head`, `count` bytes of `file` from
+/// `offset`, then `tail`. Memory does not grow with the file.
+public struct StreamedBody: Sendable {
+    public let head: [UInt8]
+    public let file: OpenFile
+    public let offset: Int
+    public let count: Int
+    public let tail: [UInt8]
+
+    public init(head: [UInt8], file: OpenFile, offset: Int, count: Int, tail: [UInt8]) {
+        self.head = head
+        self.file = file
+        self.offset = offset
+        self.count = count
+        self.tail = tail
+    }
+
+    /// Its length in bytes.
+    public var length: Int { head.count + count + tail.count }
+
+    /// Copies the body's bytes from `position` into `buffer`, at most `room`
+    /// of them: the number copied, or nil when the file could not be read
+    /// (it was cut short meanwhile).
+    func copy(from position: Int, into buffer: UnsafeMutablePointer<UInt8>, room: Int) -> Int? {
+        var copied = 0
+        var position = position
+        func take(_ bytes: [UInt8], startingAt start: Int) {
+            guard position >= start, position < start + bytes.count, copied < room else { return }
+            let count = min(room - copied, start + bytes.count - position)
+            bytes.withUnsafeBufferPointer { buffer.advanced(by: copied).update(from: $0.baseAddress! + (position - start), count: count) }
+            copied += count
+            position += count
+        }
+        take(head, startingAt: 0)
+        let fileStart = head.count
+        while copied < room && position >= fileStart && position < fileStart + count {
+            let wanted = min(room - copied, fileStart + count - position)
+            let got = file.read(at: offset + position - fileStart, into: buffer.advanced(by: copied), count: wanted)
+            guard got > 0 else { return nil }
+            copied += got
+            position += got
+        }
+        take(tail, startingAt: fileStart + count)
+        return copied
+    }
+
+    /// The body as a dry run shows it: the file's bytes named, not shown.
+    public var described: String {
+        UTF8Validation.repaired(head) + "[\(count) bytes of \(file.name) from byte \(offset)]" + UTF8Validation.repaired(tail)
     }
 }
 

@@ -14,4 +14,10 @@ public protocol Transport: AnyObject {
     /// Waits until one of `descriptors` (POLLIN and the like, as poll(2)
     /// takes them) or one of the transport's own is ready, or `timeout` ms.
     func wait(_ descriptors: [pollfd], timeout: Int32)
+    /// Bytes of the request body of transfer `id` sent so far.
+    func bodyBytesSent(id: Int) -> Int
+}
+
+extension Transport {
+    public func bodyBytesSent(id: Int) -> Int { 0 }
 }
