@@ -26,6 +26,8 @@ public final class Engine {
         /// Requests made for the record so far.
         var attempts = 0
         var isOver = false
+        /// Counted among the jobs uploading files.
+        var uploading = false
         init(job: Job, order: Int) {
             self.job = job
             self.order = order
@@ -55,6 +57,8 @@ public final class Engine {
     }
 
     private var unbegun: [Tracked] = []
+    /// Begun jobs waiting for another to end before they go on.
+    private var held: [Tracked] = []
     private var ready: [Exchange] = []
     private var inFlight: [Int: Exchange] = [:]
     /// Jobs stopped for their buffered lines, with when their request may go.
@@ -81,6 +85,11 @@ public final class Engine {
     /// Records done, for the progress line.
     private(set) var succeeded = 0
     private(set) var failed = 0
+    /// Bytes the jobs uploading now will send in all, and have sent in
+    /// finished requests; both start over once no job is uploading.
+    private var uploadTotal = 0
+    private var uploadDone = 0
+    private var uploadingJobs = 0
 
     /// Reads the request options of contract §5 from `arguments`. `transport`
     /// defaults to libcurl; the unit tests give their own.
@@ -128,7 +137,7 @@ public final class Engine {
 
     /// Whether there is nothing to do until new records arrive.
     var isIdle: Bool {
-        unbegun.isEmpty && ready.isEmpty && inFlight.isEmpty && parked.isEmpty && deliveries.isEmpty
+        unbegun.isEmpty && held.isEmpty && ready.isEmpty && inFlight.isEmpty && parked.isEmpty && deliveries.isEmpty
     }
 
     /// Takes `job` in; it begins in input order.
@@ -160,6 +169,9 @@ public final class Engine {
 
     private func beginJobs() {
         jobEnded = false
+        let waiting = held
+        held.removeAll()
+        for tracked in waiting where !tracked.isOver { handle(tracked.job.resume(), tracked) }
         var index = 0
         while index < unbegun.count {
             let tracked = unbegun[index]
@@ -169,15 +181,29 @@ public final class Engine {
                 continue
             }
             unbegun.remove(at: index)
+            let size = tracked.job.uploadSize
+            if size > 0 {
+                tracked.uploading = true
+                uploadingJobs += 1
+                uploadTotal += size
+            }
             handle(step, tracked)
         }
+    }
+
+    /// Bytes uploaded so far of what the jobs uploading now will send, while any is.
+    var uploadProgress: (sent: Int, total: Int)? {
+        guard uploadingJobs > 0 else { return nil }
+        var sent = uploadDone
+        for (id, exchange) in inFlight where exchange.spec.streamedBody != nil { sent += transport.bodyBytesSent(id: id) }
+        return (min(sent, uploadTotal), uploadTotal)
     }
 
     private func handle(_ step: JobStep, _ tracked: Tracked) {
         switch step {
         case .send(let spec): submit(spec, for: tracked)
         case .sendAfter(let spec, let seconds): submit(spec, for: tracked, notBefore: Clock.monotonic() + max(0, seconds))
-        case .hold: fail(tracked, RecordError(.http, "internal error: a job held back after it began"))
+        case .hold: held.append(tracked)
         case .done: finish(tracked, failed: false)
         case .fail(let error): fail(tracked, error)
         }
@@ -194,7 +220,12 @@ public final class Engine {
             do throws(RecordError) {
                 // As it would go out: a request that travels in batches, in a batch of its own.
                 let sent = spec.batchKey != nil ? batching?.combine([spec]) ?? spec : spec
-                tracked.job.reply.succeed(Self.describe(try sign(sent), hiding: sent.authorizer?.secretValues ?? []))
+                let description = Self.describe(try sign(sent), hiding: sent.authorizer?.secretValues ?? [])
+                if let step = tracked.job.dryRun(description["request"] ?? description, of: spec) {
+                    handle(step, tracked)
+                    return
+                }
+                tracked.job.reply.succeed(description)
                 finish(tracked, failed: false)
             } catch {
                 fail(tracked, error)
@@ -366,6 +397,7 @@ public final class Engine {
     private func sign(_ spec: RequestSpec) throws(RecordError) -> HTTPRequest {
         var request = HTTPRequest(method: spec.method, url: spec.url, headers: spec.headers, body: spec.body,
                                   idempotent: spec.idempotent)
+        request.streamedBody = spec.streamedBody
         try spec.authorizer?.authorize(&request)
         return request
     }
@@ -428,6 +460,7 @@ public final class Engine {
         }
         switch verdict {
         case .success:
+            if let streamed = exchange.spec.streamedBody { uploadDone += streamed.length }
             answered(exchange, .success(Answer(response, body: body)))
         case .failure(let error):
             failExchange(exchange, error)
@@ -600,6 +633,13 @@ public final class Engine {
         tracked.isOver = true
         tracked.job.reply.finish()
         tracked.job.ended()
+        if tracked.uploading {
+            uploadingJobs -= 1
+            if uploadingJobs == 0 {
+                uploadTotal = 0
+                uploadDone = 0
+            }
+        }
         if didFail { failed += 1 } else { succeeded += 1 }
         jobEnded = true
     }
@@ -624,8 +664,9 @@ public final class Engine {
             return
         }
         interruption = signal
-        for tracked in unbegun { fail(tracked, cancelledBeforeSending(tracked)) }
+        for tracked in unbegun + held { fail(tracked, cancelledBeforeSending(tracked)) }
         unbegun.removeAll()
+        held.removeAll()
         let waiting = ready
         ready.removeAll()
         for exchange in waiting {
@@ -646,6 +687,7 @@ public final class Engine {
         for id in inFlight.keys { transport.cancel(id: id) }
         inFlight.removeAll()
         unbegun.removeAll()
+        held.removeAll()
         ready.removeAll()
         parked.removeAll()
         deliveries.removeAll()
@@ -708,7 +750,9 @@ public final class Engine {
             headers.append(.string(Redaction.hiding(secrets, in: Redaction.redactedHeader(line, secretNames: request.secretHeaders))))
         }
         description.set("headers", headers)
-        if let body = request.body {
+        if let streamed = request.streamedBody {
+            description.set("body", .string(Redaction.hiding(secrets, in: streamed.described)))
+        } else if let body = request.body {
             description.set("body", .string(Redaction.hiding(secrets, in: UTF8Validation.repaired(body))))
         } else {
             description.set("body", .null)

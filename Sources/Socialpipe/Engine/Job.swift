@@ -11,6 +11,16 @@ public protocol Job: AnyObject {
     /// The next step, now that the last request was answered with a success
     /// (as its API's service judged it). Results are written to `reply` first.
     func received(_ answer: Answer) -> JobStep
+    /// The next step of a job that answered `.hold` after it began, now
+    /// that another job has ended.
+    func resume() -> JobStep
+    /// In a dry run, the next step as if `request` (shown as `description`)
+    /// had been answered as hoped: a job of several requests goes on to show
+    /// them all (and writes its own result). Nil, the default, ends the job
+    /// with `{"request": description}` as its result.
+    func dryRun(_ description: JSON, of request: RequestSpec) -> JobStep?
+    /// Bytes of files the job will upload, for the progress line.
+    var uploadSize: Int { get }
     /// A chance to go on after an error from the API that would end the job
     /// (a 401 that refreshing a token may cure): the next step, or nil to end.
     func recovering(from error: RecordError) -> JobStep?
@@ -22,6 +32,9 @@ public protocol Job: AnyObject {
 }
 
 extension Job {
+    public func resume() -> JobStep { .fail(RecordError(.http, "internal error: a job held back and cannot go on")) }
+    public func dryRun(_ description: JSON, of request: RequestSpec) -> JobStep? { nil }
+    public var uploadSize: Int { 0 }
     public func recovering(from error: RecordError) -> JobStep? { nil }
     public func ending(with error: RecordError) -> RecordError { error }
     public func ended() {}
@@ -35,7 +48,8 @@ public enum JobStep {
     /// between requests (a login polled at its interval), kept by the loop's
     /// timers like a backoff, so signals and other jobs go on meanwhile.
     case sendAfter(RequestSpec, seconds: Double)
-    /// Not yet (`begin` only): ask again when another job has ended.
+    /// Not yet: ask again (`begin`, or `resume` once begun) when another
+    /// job has ended. A job holding does not hold up the jobs behind it.
     case hold
     /// The job is complete.
     case done

@@ -159,7 +159,7 @@ public final class EventLoop {
         if output.isClosed { return }
         let tick = progress.isVisible || progress.mayAppear ? 250.0 : 60_000.0
         progress.show(done: engine?.succeeded ?? 0, failed: engine?.failed ?? 0, inFlight: engine?.inFlightCount ?? 0,
-                      waitingUntil: engine?.rateLimitWaitEnd())
+                      waitingUntil: engine?.rateLimitWaitEnd(), uploaded: engine?.uploadProgress)
         let wantsInput = input.waitsForDescriptor && interruption == nil && !input.hasBufferedItem && hasRoom
         // fd 1 with no events: poll still wakes for POLLERR or POLLHUP (a
         // reader that went away), which the loop checks after the wait.

@@ -29,11 +29,14 @@ struct ProgressLine {
     /// Whether the line may yet appear (the loop then wakes to draw it).
     var mayAppear: Bool { allowed && !isVisible }
 
-    mutating func show(done: Int, failed: Int, inFlight: Int, waitingUntil: Double?) {
+    mutating func show(done: Int, failed: Int, inFlight: Int, waitingUntil: Double?, uploaded: (sent: Int, total: Int)?) {
         let now = Clock.monotonic()
         guard allowed, forced || now - started > 1, now - lastShown >= 0.25 else { return }
         lastShown = now
         var text = "\r\(tool): \(done) done, \(failed) failed, \(inFlight) in flight"
+        if let uploaded {
+            text += ", \(Self.mebibytes(uploaded.sent)) of \(Self.mebibytes(uploaded.total)) MiB uploaded"
+        }
         if let waitingUntil {
             let seconds = max(0, Int(waitingUntil - Clock.wall()))
             let padded = seconds % 60 < 10 ? "0\(seconds % 60)" : "\(seconds % 60)"
@@ -42,6 +45,12 @@ struct ProgressLine {
         text += "\u{1B}[K"
         _ = text.withUTF8 { writeAll(fd: 2, $0) }
         Diagnostics.progressLineShown = true
+    }
+
+    /// `bytes` in MiB with one decimal.
+    static func mebibytes(_ bytes: Int) -> String {
+        let tenths = (bytes * 10 + (1 << 19)) >> 20
+        return "\(tenths / 10).\(tenths % 10)"
     }
 
     func clear() {
