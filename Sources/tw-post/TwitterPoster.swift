@@ -9,20 +9,26 @@ final class TwitterPoster: RecordTool {
     /// The longest weighted length accepted; nil skips the check.
     let maxLength: Int?
     let dryRun: Bool
+    /// Where the files records name must be (`--media-dir`).
+    let mediaDirectory: ConfinedDirectory
 
-    /// In a thread: the post being made now, the line and id of the last one
-    /// made, and the line of a post that failed (the rest are then cancelled).
+    /// In a thread: the post being made now, the record uploading its files
+    /// while it waits (at most one runs ahead), the line and id of the last
+    /// post made, and the line of a post that failed (the rest are then
+    /// cancelled).
     fileprivate var threadInProgress: PostJob?
+    fileprivate var uploadingAhead: PostJob?
     fileprivate var previousLine: Int?
     fileprivate var previousID: String?
     fileprivate var brokenAt: Int?
 
-    init(x: XSetup, legacy: Bool, thread: Bool, maxLength: Int?, dryRun: Bool) {
+    init(x: XSetup, legacy: Bool, thread: Bool, maxLength: Int?, dryRun: Bool, mediaDirectory: ConfinedDirectory) {
         self.x = x
         self.legacy = legacy
         self.thread = thread
         self.maxLength = maxLength
         self.dryRun = dryRun
+        self.mediaDirectory = mediaDirectory
     }
 
     func start(_ record: Record, reply: Reply) -> Job? {
@@ -35,6 +41,8 @@ final class TwitterPoster: RecordTool {
         var replyTo: String?
         var quote: String?
         var mediaIDs: [String]
+        /// Files to upload first; their ids follow `mediaIDs`.
+        var media: [XMediaFile] = []
     }
 
     func post(of record: Record) throws(RecordError) -> Post {
@@ -54,9 +62,15 @@ final class TwitterPoster: RecordTool {
                 mediaIDs.append(id)
             }
         }
-        if text.isEmpty && mediaIDs.isEmpty { throw RecordError(.validation, "empty post: give text or media_ids") }
-        if quote != nil && !mediaIDs.isEmpty {
+        let files = try Self.mediaFiles(of: record)
+        if text.isEmpty && mediaIDs.isEmpty && files.isEmpty {
+            throw RecordError(.validation, "empty post: give text, media or media_ids")
+        }
+        if quote != nil && !(mediaIDs.isEmpty && files.isEmpty) {
             throw RecordError(.validation, "a post can carry a quote or media, not both")
+        }
+        if mediaIDs.count + files.count > 4 {
+            throw RecordError(.validation, "a post carries at most 4 media: media_ids and media give \(mediaIDs.count + files.count)")
         }
         if TweetLength.hasInvalidCharacter(text) {
             throw RecordError(.validation, "text contains a character X refuses (U+FFFE, U+FEFF or U+FFFF)")
@@ -67,7 +81,63 @@ final class TwitterPoster: RecordTool {
                 throw RecordError(.validation, "text is \(length) characters by X's weighted count, over the limit of \(maxLength)")
             }
         }
-        return Post(text: text, replyTo: replyTo, quote: quote, mediaIDs: mediaIDs)
+        // Only a record that passed every other check has its files opened.
+        var media: [XMediaFile] = []
+        for item in files {
+            let file: OpenFile
+            do throws(LocalFile.Refusal) {
+                file = try mediaDirectory.open(item.path)
+            } catch {
+                throw .input("media: \(error.message)")
+            }
+            media.append(try XMediaFile(file: file, category: item.category, alt: item.alt))
+        }
+        return Post(text: text, replyTo: replyTo, quote: quote, mediaIDs: mediaIDs, media: media)
+    }
+
+    /// A file a record asks to attach, as written in it.
+    struct MediaItem {
+        var path: String
+        var alt: String?
+        var category: String?
+    }
+
+    /// The record's `media`: paths, or `{path, alt?, category?}`.
+    static func mediaFiles(of record: Record) throws(RecordError) -> [MediaItem] {
+        guard let media = record.fields["media"], !media.isNull else { return [] }
+        let shape = "media must be an array of 1 to 4 files: paths, or {path, alt?, category?}"
+        guard media.kind == .array, (1...4).contains(media.count) else { throw .input(shape) }
+        var items: [MediaItem] = []
+        for element in media.elements {
+            if let path = element.string {
+                items.append(MediaItem(path: path))
+                continue
+            }
+            guard element.kind == .object, let path = element["path"]?.string else { throw .input(shape) }
+            var item = MediaItem(path: path)
+            for (key, value) in element.members {
+                switch key {
+                case "path": break
+                case "alt":
+                    guard value.isNull || value.kind == .string else { throw .input("media: alt must be a string") }
+                    item.alt = value.string
+                case "category":
+                    guard let category = value.string, XMediaFile.limits.contains(where: { $0.category == category }) else {
+                        throw .input("media: category must be one of "
+                                     + XMediaFile.limits.map(\.category).joined(separator: ", "))
+                    }
+                    item.category = category
+                default:
+                    throw .input("media: unknown member \"\(key)\" (a file is {path, alt?, category?})")
+                }
+            }
+            if let alt = item.alt, alt.count > XMediaFile.altTextLimit {
+                throw RecordError(.validation, "media: the alt text of \(path) is \(alt.count) characters; "
+                                  + "X takes up to \(XMediaFile.altTextLimit)")
+            }
+            items.append(item)
+        }
+        return items
     }
 
     /// The request that makes `post`.
@@ -108,7 +178,7 @@ final class TwitterPoster: RecordTool {
 
     /// The outcome of X's 2xx answer to a post: the created post, or
     /// `ambiguous` when the answer does not show it (it may exist).
-    func created(_ answer: Answer) -> Result<JSON, RecordError> {
+    func created(_ answer: Answer, mediaIDs: [String]) -> Result<JSON, RecordError> {
         let created = legacy ? answer.json : answer.json?["data"]
         let id = legacy ? created?["id_str"]?.string : created?["id"]?.string
         guard let created, let id else {
@@ -118,18 +188,33 @@ final class TwitterPoster: RecordTool {
         let result = JSON.object()
         result.set("id", string: id)
         result.set("text", string: created["text"]?.string ?? created["full_text"]?.string ?? "")
+        if !mediaIDs.isEmpty {
+            let ids = JSON.array()
+            for id in mediaIDs { ids.append(.string(id)) }
+            result.set("media_ids", ids)
+        }
         return .success(result)
     }
 }
 
-/// One post: checked, then sent once (after a token refresh, if its OAuth
-/// 2.0 token needs one).
+/// One post: checked, its files uploaded one after another, then the post
+/// sent once (each request after a token refresh, if its OAuth 2.0 token
+/// needs one).
 final class PostJob: Job {
     let record: Record
     let reply: Reply
     private unowned let poster: TwitterPoster
+    private var post: TwitterPoster.Post?
+    private var authorizer: XAuthorizer?
     private var refreshing: TokenRefreshing?
+    /// The request in flight (sent again after a token refresh).
     private var request: RequestSpec?
+    private var uploads: [XMediaUpload] = []
+    /// The upload under way; `uploads.count` once the post is.
+    private var current = 0
+    private var uploaded: [String] = []
+    /// In a dry run, the upload requests shown so far.
+    private let shownUploads = JSON.array()
 
     init(record: Record, reply: Reply, poster: TwitterPoster) {
         self.record = record
@@ -137,35 +222,83 @@ final class PostJob: Job {
         self.poster = poster
     }
 
+    var uploadSize: Int { uploads.reduce(0) { $0 + $1.media.file.size } }
+
+    private var isUploading: Bool { current < uploads.count }
+
     func begin() -> JobStep {
         if poster.thread {
-            // Each post replies to the one before: it waits for it.
-            if poster.threadInProgress != nil { return .hold }
+            // Only the next post of a thread uploads while the one before is made.
+            // (A job without files that waited for its post is asked to begin again.)
+            if let ahead = poster.uploadingAhead, ahead !== self { return .hold }
+            if let brokenAt = poster.brokenAt {
+                return .fail(RecordError(.cancelled, "an earlier post of the thread (line \(brokenAt)) failed"))
+            }
+            poster.uploadingAhead = self
+        }
+        do throws(RecordError) {
+            let post = try poster.post(of: record)
+            let authorizer = try poster.x.authorizer(for: record)
+            self.post = post
+            self.authorizer = authorizer
+            refreshing = TokenRefreshing(x: poster.x, authorizer: authorizer)
+            uploads = post.media.map { XMediaUpload($0, x: poster.x, authorizer: authorizer) }
+        } catch {
+            return .fail(error)
+        }
+        if let first = uploads.first { return send(first.start(), after: 0) }
+        return postStep()
+    }
+
+    func resume() -> JobStep { postStep() }
+
+    /// The post itself, once every file is uploaded and (in a thread) the post before it is made.
+    private func postStep() -> JobStep {
+        if poster.thread {
+            if let other = poster.threadInProgress, other !== self { return .hold }
             if let brokenAt = poster.brokenAt {
                 return .fail(RecordError(.cancelled, "an earlier post of the thread (line \(brokenAt)) failed"))
             }
             poster.threadInProgress = self
+            if poster.uploadingAhead === self { poster.uploadingAhead = nil }
         }
-        do throws(RecordError) {
-            var post = try poster.post(of: record)
-            if poster.thread, let previousLine = poster.previousLine {
-                post.replyTo = poster.previousID ?? (poster.dryRun ? "{id of line \(previousLine)}" : post.replyTo)
-            }
-            if poster.dryRun && poster.thread { poster.previousLine = record.line }
-            let authorizer = try poster.x.authorizer(for: record)
-            let request = poster.request(for: post, authorizer: authorizer)
-            let refreshing = TokenRefreshing(x: poster.x, authorizer: authorizer)
-            self.request = request
-            self.refreshing = refreshing
-            return refreshing.step(for: request)
-        } catch {
-            return .fail(error)
+        guard var post, let authorizer else { return .fail(RecordError(.http, "internal error: a post without its record")) }
+        post.mediaIDs += uploaded
+        if poster.thread, let previousLine = poster.previousLine {
+            post.replyTo = poster.previousID ?? (poster.dryRun ? "{id of line \(previousLine)}" : post.replyTo)
+        }
+        if poster.dryRun && poster.thread { poster.previousLine = record.line }
+        return send(poster.request(for: post, authorizer: authorizer), after: 0)
+    }
+
+    private func send(_ spec: RequestSpec, after seconds: Double) -> JobStep {
+        request = spec
+        if seconds > 0 { return .sendAfter(spec, seconds: seconds) }
+        return refreshing?.step(for: spec) ?? .send(spec)
+    }
+
+    /// After the current upload's step: its next one, the next file, or the post.
+    private func proceed(_ next: XMediaUpload.Next) -> JobStep {
+        switch next {
+        case .send(let spec, let after):
+            return send(spec, after: after)
+        case .done(let id):
+            uploaded.append(id)
+            current += 1
+            if isUploading { return send(uploads[current].start(), after: 0) }
+            return postStep()
         }
     }
 
     func received(_ answer: Answer) -> JobStep {
         if let step = refreshing?.received(answer) { return step }
-        switch poster.created(answer) {
+        if isUploading {
+            switch uploads[current].next(after: answer) {
+            case .success(let next): return proceed(next)
+            case .failure(let error): return .fail(error)
+            }
+        }
+        switch poster.created(answer, mediaIDs: (post?.mediaIDs ?? []) + uploaded) {
         case .success(let result):
             if poster.thread {
                 poster.previousLine = record.line
@@ -178,16 +311,33 @@ final class PostJob: Job {
         }
     }
 
+    func dryRun(_ description: JSON, of request: RequestSpec) -> JobStep? {
+        guard !uploads.isEmpty else { return nil }
+        if isUploading {
+            shownUploads.append(description)
+            return proceed(uploads[current].nextInDryRun())
+        }
+        let result = JSON.object()
+        result.set("request", description)
+        result.set("uploads", shownUploads)
+        reply.succeed(result)
+        return .done
+    }
+
     func recovering(from error: RecordError) -> JobStep? {
         refreshing?.recovering(from: error, request: request)
     }
 
     func ending(with error: RecordError) -> RecordError {
         if poster.thread && poster.brokenAt == nil { poster.brokenAt = record.line }
-        return refreshing?.ending(with: error) ?? error
+        var error = refreshing?.ending(with: error) ?? error
+        // Which file's upload failed, when one did.
+        if isUploading && error.kind != .cancelled { error.extras.append(("media", .string(uploads[current].media.file.name))) }
+        return error
     }
 
     func ended() {
         if poster.threadInProgress === self { poster.threadInProgress = nil }
+        if poster.uploadingAhead === self { poster.uploadingAhead = nil }
     }
 }

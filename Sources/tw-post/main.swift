@@ -6,9 +6,10 @@ let tool = ToolDescription(
     name: "tw-post",
     usage: "[OPTION]... [TEXT]...",
     summary: """
-    Post to X. Each input line is a record {text, reply_to?, quote?, media_ids?, profile?}
-    or a JSON string (the text); each TEXT argument is one post. Each outcome is one
-    JSON line: {"ok":true,"line":N,"input":{...},"result":{"id","text"}}.
+    Post to X. Each input line is a record {text, reply_to?, quote?, media_ids?, media?,
+    profile?} or a JSON string (the text); each TEXT argument is one post. media lists up
+    to 4 files to upload and attach: paths inside --media-dir, or {path, alt?, category?}.
+    Each outcome is one JSON line: {"ok":true,"line":N,"input":{...},"result":{"id","text"}}.
     """,
     epilogue: """
     Credentials: TW_CONSUMER_KEY, TW_CONSUMER_SECRET, TW_ACCESS_TOKEN, TW_ACCESS_TOKEN_SECRET
@@ -24,14 +25,22 @@ let apiOption = OptionSpec("api", value: "VERSION", choices: ["2", "1.1"], help:
 let maxLengthOption = OptionSpec("max-length", value: "N", integers: 1...100_000,
                                  help: "longest post by X's weighted count (default 280)")
 let noLengthCheckOption = OptionSpec("no-length-check", help: "send posts of any length (for accounts allowed long posts)")
+let mediaDirOption = OptionSpec("media-dir", value: "DIR",
+                                help: "the directory media paths are in; none may lead out of it (default .)")
 
-let status = ToolMain.run(tool, options: [threadOption, apiOption, maxLengthOption, noLengthCheckOption]
+let status = ToolMain.run(tool, options: [threadOption, apiOption, maxLengthOption, noLengthCheckOption, mediaDirOption]
     + CommonOptions.requestOptions(apiBaseHelp: XSetup.apiBaseHelp, parallelDefault: 1)) { arguments throws(StartupError) in
+    let mediaDirectory: ConfinedDirectory
+    do throws(LocalFile.Refusal) {
+        mediaDirectory = try ConfinedDirectory(arguments.value(mediaDirOption) ?? ".")
+    } catch {
+        throw .usage("--media-dir: \(error.message)")
+    }
     let x = try XSetup(arguments: arguments, tool: tool)
     let poster = TwitterPoster(
         x: x, legacy: arguments.value(apiOption) == "1.1", thread: arguments.isSet(threadOption),
         maxLength: arguments.isSet(noLengthCheckOption) ? nil : arguments.integer(maxLengthOption, default: 280),
-        dryRun: arguments.isSet(CommonOptions.dryRun))
+        dryRun: arguments.isSet(CommonOptions.dryRun), mediaDirectory: mediaDirectory)
     let engine = try Engine(arguments: arguments, tool: tool, defaultParallel: 1)
     return try EventLoop(tool: tool, arguments: arguments, engine: engine).run(poster)
 }

@@ -1,0 +1,206 @@
+/// A picture or video on its way to X, checked before anything is sent
+/// (x-api.md §8): its kind by its first bytes, the category it goes under,
+/// and that category's size limit.
+public struct XMediaFile {
+    public let file: OpenFile
+    public let kind: MediaKind
+    public let category: String
+    /// Alt text, set after the upload.
+    public let alt: String?
+
+    /// The categories a post's media may have, with their size limits.
+    public static let limits: [(category: String, bytes: Int)] = [
+        ("tweet_image", 5 << 20), ("tweet_gif", 15 << 20), ("tweet_video", 512 << 20), ("amplify_video", 512 << 20),
+    ]
+
+    /// The longest alt text X takes, in characters.
+    public static let altTextLimit = 1000
+
+    /// `category` (nil: the usual one for the kind) must fit the kind.
+    public init(file: OpenFile, category: String?, alt: String?) throws(RecordError) {
+        guard file.size > 0 else { throw RecordError(.validation, "\(file.name) is empty") }
+        guard let kind = MediaKind.sniff(file.head(MediaKind.headLength)) else {
+            throw RecordError(.validation, "\(file.name) is not a JPEG, PNG, GIF, WEBP, MP4 or MOV file (judged by its content)")
+        }
+        let fitting: [String]
+        switch kind {
+        case .jpeg, .png, .webp: fitting = ["tweet_image"]
+        case .gif: fitting = ["tweet_gif", "tweet_image"]
+        case .mp4, .quicktime: fitting = ["tweet_video", "amplify_video"]
+        }
+        let chosen = category ?? fitting[0]
+        guard fitting.contains(chosen) else {
+            throw RecordError(.validation, "\(file.name) is \(kind.mimeType), which X does not take as \(chosen) "
+                              + "(it takes it as \(fitting.joined(separator: " or ")))")
+        }
+        let limit = Self.limits.first { $0.category == chosen }!.bytes
+        guard file.size <= limit else {
+            throw RecordError(.validation, "\(file.name) is \(file.size) bytes; X takes \(chosen) media up to \(limit) bytes "
+                              + "(\(limit >> 20) MiB)")
+        }
+        self.file = file
+        self.kind = kind
+        self.category = chosen
+        self.alt = alt
+    }
+}
+
+/// One file's upload to X, step by step (x-api.md §8): initialize, append
+/// its 4 MiB segments as they are read from the file, finalize, ask for the
+/// status while X processes it (after the wait X asks for), and set its alt
+/// text. Every step may be sent again: a media id nothing refers to expires.
+public final class XMediaUpload {
+    public let media: XMediaFile
+    private let x: XSetup
+    private let authorizer: XAuthorizer
+    /// The id X gave, once initialized (in a dry run, a stand-in).
+    public private(set) var mediaID: String?
+    private var stage = Stage.initializing
+
+    private enum Stage {
+        case initializing, appending(segment: Int), finalizing, processing, describing, done
+    }
+
+    /// Bytes per appended segment (what xurl sends; X takes up to 5 MB).
+    public static let segmentSize = 4 << 20
+
+    /// What comes after an answer.
+    public enum Next {
+        /// This request, not before `after` seconds from now.
+        case send(RequestSpec, after: Double)
+        /// The file is uploaded, under this media id.
+        case done(String)
+    }
+
+    public init(_ media: XMediaFile, x: XSetup, authorizer: XAuthorizer) {
+        self.media = media
+        self.x = x
+        self.authorizer = authorizer
+    }
+
+    /// The first request: initialize.
+    public func start() -> RequestSpec {
+        let body = JSON.object()
+        body.set("media_type", string: media.kind.mimeType)
+        body.set("total_bytes", .integer(Int64(media.file.size)))
+        body.set("media_category", string: media.category)
+        return step("POST", "/2/media/upload/initialize", json: body, endpoint: "POST /2/media/upload/initialize")
+    }
+
+    /// The next step once the last request succeeded with `answer`.
+    public func next(after answer: Answer) -> Result<Next, RecordError> {
+        let data = answer.json?["data"]
+        switch stage {
+        case .initializing:
+            guard let id = data?["id"]?.string, !id.isEmpty, id.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+                return .failure(unreadable(answer, "initialize"))
+            }
+            mediaID = id
+            return .success(afterInitialize())
+        case .appending(let segment):
+            return .success(afterAppend(segment))
+        case .finalizing, .processing:
+            let processing = data?["processing_info"]
+            guard let processing, !processing.isNull else { return .success(afterProcessing()) }
+            switch processing["state"]?.string {
+            case "succeeded":
+                return .success(afterProcessing())
+            case "failed":
+                let error = processing["error"]
+                let reason = [error?["name"]?.string, error?["message"]?.string].compactMap { $0 }.joined(separator: ": ")
+                var failure = RecordError(.validation, "X could not process \(media.file.name)"
+                                          + (reason.isEmpty ? "" : ": \(reason)"), status: answer.status)
+                failure.code = error?["code"]?.integer.map { String($0) } ?? error?["name"]?.string
+                return .failure(failure)
+            case "pending", "in_progress":
+                stage = .processing
+                let wait = processing["check_after_secs"]?.number ?? 1
+                return .success(.send(status(), after: min(max(wait, 0), 300)))
+            default:
+                return .failure(unreadable(answer, "processing"))
+            }
+        case .describing:
+            return .success(.done(mediaID ?? ""))
+        case .done:
+            return .success(.done(mediaID ?? ""))
+        }
+    }
+
+    /// In a dry run: the next step as if the last had gone well (no processing is shown).
+    public func nextInDryRun() -> Next {
+        switch stage {
+        case .initializing:
+            mediaID = "{media id of \(media.file.name)}"
+            return afterInitialize()
+        case .appending(let segment): return afterAppend(segment)
+        case .finalizing, .processing: return afterProcessing()
+        case .describing, .done: return .done(mediaID ?? "")
+        }
+    }
+
+    private func afterInitialize() -> Next {
+        stage = .appending(segment: 0)
+        return .send(append(0), after: 0)
+    }
+
+    private func afterAppend(_ segment: Int) -> Next {
+        if (segment + 1) * Self.segmentSize < media.file.size {
+            stage = .appending(segment: segment + 1)
+            return .send(append(segment + 1), after: 0)
+        }
+        stage = .finalizing
+        return .send(step("POST", "/2/media/upload/\(mediaID ?? "")/finalize", endpoint: "POST /2/media/upload/:id/finalize"),
+                     after: 0)
+    }
+
+    private func afterProcessing() -> Next {
+        guard let alt = media.alt else {
+            stage = .done
+            return .done(mediaID ?? "")
+        }
+        stage = .describing
+        let text = JSON.object()
+        text.set("text", string: alt)
+        let altText = JSON.object()
+        altText.set("alt_text", text)
+        let body = JSON.object()
+        body.set("id", string: mediaID ?? "")
+        body.set("metadata", altText)
+        return .send(step("POST", "/2/media/metadata", json: body, endpoint: "POST /2/media/metadata"), after: 0)
+    }
+
+    /// Segment `index`: multipart/form-data whose `media` part is read from the file while it is sent.
+    private func append(_ index: Int) -> RequestSpec {
+        let boundary = "socialpipe-" + Crypto.hex(Crypto.randomBytes(16))
+        let head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"segment_index\"\r\n\r\n\(index)\r\n"
+            + "--\(boundary)\r\nContent-Disposition: form-data; name=\"media\"; filename=\"blob\"\r\n"
+            + "Content-Type: application/octet-stream\r\n\r\n"
+        let tail = "\r\n--\(boundary)--\r\n"
+        let offset = index * Self.segmentSize
+        var spec = step("POST", "/2/media/upload/\(mediaID ?? "")/append", endpoint: "POST /2/media/upload/:id/append",
+                        contentType: "multipart/form-data; boundary=\(boundary)")
+        // A multipart body is not part of the OAuth 1.0a signature (RFC 5849 §3.4.1.3).
+        spec.streamedBody = StreamedBody(head: Array(head.utf8), file: media.file, offset: offset,
+                                         count: min(Self.segmentSize, media.file.size - offset), tail: Array(tail.utf8))
+        return spec
+    }
+
+    private func status() -> RequestSpec {
+        step("GET", "/2/media/upload?command=STATUS&media_id=\(mediaID ?? "")", endpoint: "GET /2/media/upload")
+    }
+
+    /// An upload request: safe to send again, unlike the post it serves.
+    private func step(_ method: String, _ path: String, json: JSON? = nil, endpoint: String,
+                      contentType: String? = nil) -> RequestSpec {
+        var headers = ["Accept: application/json"]
+        if let type = contentType ?? (json != nil ? "application/json" : nil) { headers.append("Content-Type: \(type)") }
+        var spec = x.request(method, path, headers: headers, body: json.map { Array($0.dumped().utf8) }, endpoint: endpoint,
+                             authorizer: authorizer)
+        spec.idempotent = true
+        return spec
+    }
+
+    private func unreadable(_ answer: Answer, _ step: String) -> RecordError {
+        RecordError(.http, "X's answer to the \(step) of \(media.file.name) could not be read", status: answer.status)
+    }
+}
