@@ -32,8 +32,13 @@ public enum MediaKind: Sendable, Equatable {
         // ISO base media files (MP4, and QuickTime's own brand) open with an
         // `ftyp` box; older QuickTime files open with a movie's other boxes.
         if starts(Array("ftyp".utf8), at: 4) { return starts(Array("qt  ".utf8), at: 8) ? .quicktime : .mp4 }
+        // (A `wide` box is 8 bytes; a first `moov` or `mdat` under 16 MiB,
+        // which keeps text that happens to hold the word from passing.)
         let boxSize = head.count >= 4 ? head[0..<4].reduce(0) { $0 << 8 | Int($1) } : 0
-        for box in ["moov", "wide", "mdat"] where boxSize >= 8 && starts(Array(box.utf8), at: 4) { return .quicktime }
+        if boxSize == 8 && starts(Array("wide".utf8), at: 4) { return .quicktime }
+        if (8..<(1 << 24)).contains(boxSize) && (starts(Array("moov".utf8), at: 4) || starts(Array("mdat".utf8), at: 4)) {
+            return .quicktime
+        }
         return nil
     }
 }

@@ -1,0 +1,222 @@
+import Glibc
+@testable import Socialpipe
+import Testing
+
+// What tw-post's media upload stands on: files opened only inside the media
+// directory, kinds told by their bytes, bodies streamed from a file, and the
+// engine's holds and dry runs for jobs of several requests.
+
+/// A fresh directory under /tmp with `files` (name → bytes) and the links `links` (name → target).
+func scratchDirectory(_ files: [String: [UInt8]] = [:], links: [String: String] = [:]) -> String {
+    var template = Array("/tmp/media-test-XXXXXX".utf8CString)
+    let path = String(cString: mkdtemp(&template)!)
+    for (name, bytes) in files {
+        let full = path + "/" + name
+        if let slash = full.lastIndex(of: "/") { mkdir(String(full[..<slash]), 0o700) }
+        let descriptor = open(full, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        _ = bytes.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count) }
+        close(descriptor)
+    }
+    for (name, target) in links { symlink(target, path + "/" + name) }
+    return path
+}
+
+let pngHead: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+
+@Suite struct ConfinedDirectoryTests {
+    func refusal(_ directory: ConfinedDirectory, _ name: String) -> String? {
+        do {
+            _ = try directory.open(name)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    @Test func opensFilesInsideAndThroughLinksThatStayInside() throws {
+        let path = scratchDirectory(["shots/ui.png": pngHead + [1, 2, 3]], links: ["latest.png": "shots/ui.png"])
+        let directory = try ConfinedDirectory(path)
+        #expect(try directory.open("shots/ui.png").size == 11)
+        #expect(try directory.open("./shots//ui.png").head(8) == pngHead)
+        #expect(try directory.open("latest.png").size == 11)
+    }
+
+    @Test func refusesWhatLeadsOutside() throws {
+        let outside = scratchDirectory(["secret": Array("key".utf8)])
+        let path = scratchDirectory(["in/ok.png": pngHead], links: ["out.png": outside + "/secret", "in/up": outside])
+        let directory = try ConfinedDirectory(path + "/in")
+        #expect(refusal(directory, outside + "/secret")?.contains("absolute path") == true)
+        #expect(refusal(directory, "../out.png")?.contains("\"..\"") == true)
+        #expect(refusal(directory, "ok/../../out.png")?.contains("\"..\"") == true)
+        #expect(refusal(directory, "up/secret")?.contains("leads outside") == true)
+        let whole = try ConfinedDirectory(path)
+        #expect(refusal(whole, "out.png")?.contains("leads outside") == true)
+        #expect(refusal(whole, "")?.contains("empty") == true)
+        #expect(refusal(whole, "in/missing.png")?.contains("No such file") == true)
+    }
+
+    /// A FIFO nobody writes to would hold up a blocking open for ever.
+    @Test func refusesWhatIsNotARegularFileWithoutWaiting() throws {
+        let path = scratchDirectory(["sub/file": [0]])
+        #expect(mkfifo(path + "/pipe", 0o600) == 0)
+        let directory = try ConfinedDirectory(path)
+        #expect(refusal(directory, "pipe")?.contains("not a regular file") == true)
+        #expect(refusal(directory, "sub")?.contains("not a regular file") == true)
+    }
+
+    @Test func theDirectoryItselfMustBeOne() {
+        let path = scratchDirectory(["file": [0]])
+        #expect(throws: LocalFile.Refusal.self) { try ConfinedDirectory(path + "/file") }
+        #expect(throws: LocalFile.Refusal.self) { try ConfinedDirectory(path + "/none") }
+    }
+}
+
+@Suite struct MediaKindTests {
+    @Test func tellsKindsByTheirFirstBytes() {
+        #expect(MediaKind.sniff([0xFF, 0xD8, 0xFF, 0xE0, 0, 0]) == .jpeg)
+        #expect(MediaKind.sniff(pngHead + [0, 0]) == .png)
+        #expect(MediaKind.sniff(Array("GIF89a....".utf8)) == .gif)
+        #expect(MediaKind.sniff(Array("GIF87a....".utf8)) == .gif)
+        #expect(MediaKind.sniff(Array("RIFF\u{0}\u{0}\u{0}\u{0}WEBPVP8 ".utf8)) == .webp)
+        #expect(MediaKind.sniff([0, 0, 0, 0x18] + Array("ftypmp42".utf8)) == .mp4)
+        #expect(MediaKind.sniff([0, 0, 0, 0x14] + Array("ftypqt  ".utf8)) == .quicktime)
+        #expect(MediaKind.sniff([0, 0, 0, 0x08] + Array("wide".utf8)) == .quicktime)
+    }
+
+    @Test func aNameOrLookAlikeTextIsNotEnough() {
+        #expect(MediaKind.sniff(Array("hello world".utf8)) == nil)
+        #expect(MediaKind.sniff(Array("RIFF....WAVEfmt ".utf8)) == nil)
+        #expect(MediaKind.sniff(Array("I'm free, said the text".utf8)) == nil)
+        #expect(MediaKind.sniff(Array("abcdmdat text".utf8)) == nil)
+        #expect(MediaKind.sniff([0xFF, 0xD8]) == nil)
+        #expect(MediaKind.sniff([]) == nil)
+    }
+}
+
+@Suite struct StreamedBodyTests {
+    /// However small libcurl's buffer, the bytes are the head, the file's stretch and the tail.
+    @Test func handsOutHeadFileStretchAndTailInAnyBufferSize() throws {
+        let content = (0..<1000).map { UInt8($0 % 251) }
+        let path = scratchDirectory(["data": content])
+        let file = try ConfinedDirectory(path).open("data")
+        let body = StreamedBody(head: Array("HEAD".utf8), file: file, offset: 100, count: 300, tail: Array("TAIL".utf8))
+        #expect(body.length == 308)
+        for room in [1, 3, 7, 64, 4096] {
+            var sent: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: room)
+            while true {
+                let count = try #require(buffer.withUnsafeMutableBufferPointer { body.copy(from: sent.count, into: $0.baseAddress!, room: room) })
+                if count == 0 { break }
+                sent += buffer[..<count]
+            }
+            #expect(sent == Array("HEAD".utf8) + content[100..<400] + Array("TAIL".utf8), "buffer of \(room)")
+        }
+        #expect(body.described == "HEAD[300 bytes of data from byte 100]TAIL")
+    }
+
+    @Test func aFileCutShortWhileSentIsReported() throws {
+        let path = scratchDirectory(["data": [UInt8](repeating: 7, count: 100)])
+        let file = try ConfinedDirectory(path).open("data")
+        let body = StreamedBody(head: [], file: file, offset: 0, count: 100, tail: [])
+        #expect(truncate(path + "/data", 10) == 0)
+        var buffer = [UInt8](repeating: 0, count: 100)
+        #expect(buffer.withUnsafeMutableBufferPointer { body.copy(from: 0, into: $0.baseAddress!, room: 100) } == nil)
+    }
+}
+
+/// Each record sends `/<name>/up` and then, once the record before it has
+/// ended, `/<name>/post`: what a thread does with its uploads.
+final class WaitingTool: RecordTool {
+    var ended: [String] = []
+    var endedSet: Set<String> = []
+    var names: [String] = []
+
+    func start(_ record: Record, reply: Reply) -> Job? {
+        let name = (try? record.string("name")) ?? nil ?? "?"
+        names.append(name)
+        return WaitingJob(name: name, before: names.count > 1 ? names[names.count - 2] : nil, reply: reply, tool: self)
+    }
+}
+
+final class WaitingJob: Job {
+    let name: String
+    let before: String?
+    let reply: Reply
+    let tool: WaitingTool
+    var posted = false
+    var shown = JSON.array()
+
+    init(name: String, before: String?, reply: Reply, tool: WaitingTool) {
+        self.name = name
+        self.before = before
+        self.reply = reply
+        self.tool = tool
+    }
+
+    func request(_ step: String) -> RequestSpec {
+        RequestSpec(method: "POST", url: "http://test.invalid/\(name)/\(step)", idempotent: step == "up",
+                    rateLimitKey: step, service: service)
+    }
+
+    func begin() -> JobStep { .send(request("up")) }
+
+    func resume() -> JobStep { post() }
+
+    func post() -> JobStep {
+        if let before, !tool.endedSet.contains(before) { return .hold }
+        posted = true
+        return .send(request("post"))
+    }
+
+    func received(_ answer: Answer) -> JobStep {
+        if !posted { return post() }
+        reply.succeed(answer.json ?? .null)
+        return .done
+    }
+
+    func dryRun(_ description: JSON, of request: RequestSpec) -> JobStep? {
+        shown.append(description)
+        if !posted {
+            posted = true
+            return .send(self.request("post"))
+        }
+        let result = JSON.object()
+        result.set("shown", shown)
+        reply.succeed(result)
+        return .done
+    }
+
+    func ended() {
+        tool.ended.append(name)
+        tool.endedSet.insert(name)
+    }
+}
+
+@Suite struct HeldJobTests {
+    /// The first post is slow: the second record uploads meanwhile, then waits
+    /// for it before posting; the third waits for the second.
+    @Test func aBegunJobWaitsForAnotherToEndThenGoesOn() throws {
+        let transport = ScriptedTransport { request, _ in
+            (answer("{\"url\":\"\(request.url)\"}"), turns: request.url.hasSuffix("/a/post") ? 6 : 1)
+        }
+        let tool = WaitingTool()
+        let (status, output) = try runLoop(tool, lines: ["\"a\"", "\"b\"", "\"c\""], transport: transport)
+        #expect(status == .success)
+        #expect(lineNumbers(output) == [1, 2, 3])
+        let urls = transport.sent.map { String($0.url.dropFirst("http://test.invalid/".count)) }
+        #expect(urls.firstIndex(of: "b/up")! < urls.firstIndex(of: "a/post")! + 2, "b uploads while a posts")
+        #expect(urls.filter { $0.hasSuffix("/post") } == ["a/post", "b/post", "c/post"])
+        #expect(tool.ended == ["a", "b", "c"])
+    }
+
+    /// A dry run shows each request the job would make, in one result.
+    @Test func aDryRunShowsEveryRequestOfAJob() throws {
+        let transport = ScriptedTransport { _, _ in (answer("{}"), turns: 1) }
+        let (status, output) = try runLoop(WaitingTool(), lines: ["\"a\""], options: ["--dry-run"], transport: transport)
+        #expect(status == .success)
+        #expect(transport.sent.isEmpty)
+        let envelope = try #require(output.first.flatMap { try? JSON.parse($0).get() })
+        let shown = try #require(envelope["result"]?["shown"])
+        #expect(shown.elements.compactMap { $0["url"]?.string } == ["http://test.invalid/a/up", "http://test.invalid/a/post"])
+    }
+}
