@@ -16,7 +16,7 @@ final class TwitterAuth: RecordTool {
     let crypto = Crypto()
     /// `--access read|write` (pin), `--scopes`, `--client-id`, `--redirect-uri`, `--no-browser` (oauth2).
     var access: String?
-    var scopes = "tweet.read tweet.write users.read follows.read offline.access"
+    var scopes = "tweet.read tweet.write users.read follows.read offline.access media.write"
     var clientID: String?
     var redirect = "http://127.0.0.1:8739/callback"
     var pasteRedirect = false

@@ -27,7 +27,7 @@ let allOption = OptionSpec("all", help: "status: check every profile of the file
 let accessOption = OptionSpec("access", value: "LEVEL", choices: ["read", "write"],
                               help: "pin: ask for read or write access (default: the app's setting)")
 let scopesOption = OptionSpec("scopes", value: "LIST",
-                              help: "oauth2: scopes, space-separated (default tweet.read tweet.write users.read follows.read offline.access)")
+                              help: "oauth2: scopes, space-separated (default tweet.read tweet.write users.read follows.read offline.access media.write)")
 let clientIDOption = OptionSpec("client-id", value: "ID", help: "oauth2: the app's OAuth 2.0 client ID")
 let redirectOption = OptionSpec("redirect-uri", value: "URI",
                                 help: "oauth2: the redirect URI registered for the app (default http://127.0.0.1:8739/callback)")

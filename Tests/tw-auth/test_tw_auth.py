@@ -60,7 +60,9 @@ DEMO_ACCOUNT = {"id": DEMO_ID, "username": DEMO_NAME}
 PUBLIC = "sandbox-oauth2-client-id"
 CONFIDENTIAL, CLIENT_SECRET = "sandbox-oauth2-confidential-id", "sandbox-oauth2-client-secret"
 DEFAULT_REDIRECT = "http://127.0.0.1:8739/callback"
-DEFAULT_SCOPES = "tweet.read tweet.write users.read follows.read offline.access"
+DEFAULT_SCOPES = "tweet.read tweet.write users.read follows.read offline.access media.write"
+# The scopes of the sandbox's configured refresh token (sandbox/README.md §2).
+REFRESH_TOKEN_SCOPES = "tweet.read tweet.write users.read follows.read offline.access"
 REFRESHABLE, REFRESH = "sandbox-oauth2-refreshable-token", "sandbox-oauth2-refresh-token"
 EXPIRED_OAUTH2 = "sandbox-oauth2-expired-token"
 APP_BEARER = "sandbox-bearer-token"
@@ -757,7 +759,7 @@ OAUTH1_SECTION = {"consumer_key": CONSUMER_KEY, "consumer_secret": CONSUMER_SECR
 
 
 def oauth2_section(expires_in, access=REFRESHABLE, refresh=REFRESH):
-    s = {"client_id": PUBLIC, "access_token": access, "expires_at": iso_in(expires_in), "scopes": DEFAULT_SCOPES}
+    s = {"client_id": PUBLIC, "access_token": access, "expires_at": iso_in(expires_in), "scopes": REFRESH_TOKEN_SCOPES}
     if refresh:
         s["refresh_token"] = refresh
     return s
@@ -820,7 +822,7 @@ def test_status_refreshes_an_expiring_oauth2_token(detached, sb, home):
     assert_no_secrets(p.stdout, p.stderr, secrets=(o2["access_token"], o2["refresh_token"]))
     [line] = status_lines(p)
     assert line == {"profile": "kestrel", "method": "oauth2", "valid": True, "account": DEMO_ACCOUNT,
-                    "expires_at": o2["expires_at"], "scopes": DEFAULT_SCOPES}, line
+                    "expires_at": o2["expires_at"], "scopes": REFRESH_TOKEN_SCOPES}, line
     assert len([e for e in entries(sb, REFRESH_ENDPOINT) if e["status"] == 200]) == 1
 
 
