@@ -187,6 +187,16 @@ class Sandbox:
         """GET /__posts: {"posts": [...], "counts": {text: n}, "duplicates": [...], "total": n}."""
         return self._call("GET", "/__posts" + ("?service=" + service if service else ""))
 
+    def media(self):
+        """GET /__media: the media store, a list of {"id", "user_id", "media_type",
+        "media_category", "total_bytes", "received_bytes", "segments", "finalized",
+        "state", "sha256", "alt_text", "expires_at", ...} in initialization order."""
+        return self._call("GET", "/__media")["media"]
+
+    def clear_media(self):
+        """DELETE /__media: forget every uploaded media."""
+        return self._call("DELETE", "/__media")
+
     def stderr_text(self):
         with open(self._stderr_path, encoding="utf-8", errors="replace") as f:
             return f.read()

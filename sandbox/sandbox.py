@@ -28,6 +28,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import sandbox_graph as G  # noqa: E402
+import sandbox_media as M  # noqa: E402
 import sandbox_world as W  # noqa: E402
 import sandbox_x as X  # noqa: E402
 import sandbox_x_auth as XA  # noqa: E402
@@ -46,7 +47,7 @@ CONTROL_KEYS = ("reset", "clear_faults", "clear_log", "clear_posts", "reset_rate
                 "restore_token", "restore_tokens", "rate_limits", "post_caps", "facebook_limits", "usage_cap",
                 "permission", "permissions", "x_page_shape", "oauth2_token_lifetime", "oauth2_code_lifetime",
                 "device_interval", "device_expires_in", "authorize_request_token", "authorize_oauth2",
-                "approve_device")
+                "approve_device", "media_processing", "media_expires_after_secs")
 
 
 def control_error(message):
@@ -165,6 +166,10 @@ def apply_control(world, body):
             world.device_interval = _setting(body, "device_interval", True, 0)
         if "device_expires_in" in body:
             world.device_expires_in = _setting(body, "device_expires_in", True, 1)
+        if "media_processing" in body:
+            world.media_processing = M.processing_setting(body["media_processing"])
+        if "media_expires_after_secs" in body:
+            world.media_expires_after_secs = M.expires_setting(body["media_expires_after_secs"])
         # Consent, which a person gives in a browser (README section 6).
         now = time.time()
         extra = {}
@@ -220,6 +225,12 @@ def control(server, req):
         if q.get("limit"):
             entries = entries[-int(q["limit"]):]
         return json_response(200, entries)
+    if req.path == "/__media":
+        with world.lock:
+            if req.method == "DELETE":
+                world.media = {}
+                return json_response(200, {"ok": True})
+            return json_response(200, M.describe(world))
     if req.path == "/__posts":
         if req.method == "DELETE":
             with world.lock:
@@ -306,6 +317,8 @@ def log_body(req):
             masked = "[masked]" if k in W.SECRET_PARAM_NAMES else W.mask_text(v)
             form.setdefault(k, []).append(masked)
         return form
+    if req.content_type == "multipart/form-data":
+        return M.log_summary(req)
     try:
         text = req.body.decode("utf-8")
     except UnicodeDecodeError:
@@ -371,7 +384,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                  "Server: " + self.server_version]
         for k, v in resp.headers:
             lines.append("%s: %s" % (k, v))
-        lines.append("Content-Length: %d" % length)
+        if resp.status != 204:      # RFC 9110 section 8.6: never on a 204
+            lines.append("Content-Length: %d" % length)
         if self.close_connection:
             lines.append("Connection: close")
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")

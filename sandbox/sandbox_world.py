@@ -133,7 +133,14 @@ DEFAULT_X_RATE_LIMITS = {
     "GET /2/users": {"limit": 900, "window": 900, "app_limit": 300},
     "GET /2/users/:id": {"limit": 900, "window": 900, "app_limit": 300},
     "GET /2/users/:id/following": {"limit": 300, "window": 900},
+    "POST /2/media/upload/initialize": {"limit": 1875, "window": 900},
+    "POST /2/media/upload/:id/append": {"limit": 1875, "window": 900},
+    "POST /2/media/upload/:id/finalize": {"limit": 1875, "window": 900},
+    "GET /2/media/upload": {"limit": 1000, "window": 900},
+    "POST /2/media/metadata": {"limit": 1875, "window": 900},
     "POST /1.1/statuses/update.json": {"limit": 300, "window": 10800},
+    "POST /1.1/media/upload.json": {"limit": 10000, "window": 900},
+    "GET /1.1/media/upload.json": {"limit": 10000, "window": 900},
     "GET /1.1/friends/ids.json": {"limit": 15, "window": 900},
     "GET /1.1/account/verify_credentials.json": {"limit": 75, "window": 900},
 }
@@ -721,6 +728,11 @@ class Fault:
 # ---------------------------------------------------------------------------
 # The world
 
+# Media processing and expiry at start and after reset (control keys
+# media_processing and media_expires_after_secs; sandbox_media).
+MEDIA_PROCESSING_DEFAULTS = {"check_after_secs": 1, "polls": 2, "outcome": "succeeded", "error": None}
+MEDIA_EXPIRES_AFTER_DEFAULT = 86400
+
 class World:
     def __init__(self, raw_config, *, verify_signatures=True, log_limit=50000, unlimited=False):
         self.started = time.time()
@@ -774,6 +786,11 @@ class World:
         self.oauth2_codes = {}           # authorization code -> what it may be exchanged for
         self.oauth2_token_lifetime = cfg.x_oauth2_token_lifetime
         self.oauth2_code_lifetime = cfg.x_oauth2_code_lifetime
+        # Media uploads (sandbox_media): id -> Media, in initialization order.
+        self.media = {}
+        self.media_swept = 0.0
+        self.media_processing = dict(MEDIA_PROCESSING_DEFAULTS)
+        self.media_expires_after_secs = MEDIA_EXPIRES_AFTER_DEFAULT
         for refresh, access in cfg.x_refresh_tokens.items():
             rec = cfg.x_bearers[access]
             family = "config:" + rec["label"]
@@ -879,6 +896,9 @@ class World:
             "oauth2_code_lifetime": self.oauth2_code_lifetime,
             "device_interval": self.device_interval,
             "device_expires_in": self.device_expires_in,
+            "media_processing": self.media_processing,
+            "media_expires_after_secs": self.media_expires_after_secs,
+            "media": len(self.media),
             "pending": self.pending_view(time.time()),
         }
 

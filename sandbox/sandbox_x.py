@@ -17,6 +17,7 @@ from oauthlib.oauth1.rfc5849 import signature as oauth_signature
 from oauthlib.oauth1.rfc5849 import utils as oauth_utils
 from twitter_text import parse_tweet
 
+import sandbox_media as M
 import sandbox_world as W
 from sandbox_http import Response, dumps, json_response
 
@@ -39,6 +40,7 @@ LOOKUP_PARAMS = ("expansions", "tweet.fields", "post.fields", "user.fields")
 ALL_KINDS = frozenset(("oauth1", "app", "oauth2_user"))
 USER_KINDS = frozenset(("oauth1", "oauth2_user"))
 READ_USERS_SCOPES = frozenset(("users.read", "tweet.read"))
+MEDIA_SCOPES = frozenset(("media.write",))
 
 # endpoint key -> (api version, accepted auth kinds, OAuth 2.0 scopes, writes?)
 ENDPOINTS = {
@@ -49,14 +51,22 @@ ENDPOINTS = {
     "GET /2/users": (2, ALL_KINDS, READ_USERS_SCOPES, False),
     "GET /2/users/:id": (2, ALL_KINDS, READ_USERS_SCOPES, False),
     "GET /2/users/:id/following": (2, ALL_KINDS, frozenset(("follows.read", "tweet.read", "users.read")), False),
+    "POST /2/media/upload/initialize": (2, USER_KINDS, MEDIA_SCOPES, True),
+    "POST /2/media/upload/:id/append": (2, USER_KINDS, MEDIA_SCOPES, True),
+    "POST /2/media/upload/:id/finalize": (2, USER_KINDS, MEDIA_SCOPES, True),
+    "GET /2/media/upload": (2, USER_KINDS, MEDIA_SCOPES, False),
+    "POST /2/media/metadata": (2, USER_KINDS, MEDIA_SCOPES, True),
     "POST /1.1/statuses/update.json": (1, frozenset(("oauth1",)), frozenset(), True),
+    "POST /1.1/media/upload.json": (1, frozenset(("oauth1",)), frozenset(), True),
+    "GET /1.1/media/upload.json": (1, frozenset(("oauth1",)), frozenset(), False),
     "GET /1.1/friends/ids.json": (1, frozenset(("oauth1", "app")), frozenset(), False),
     "GET /1.1/account/verify_credentials.json": (1, frozenset(("oauth1",)), frozenset(), False),
     "POST /1.1/oauth/invalidate_token": (1, frozenset(("oauth1",)), frozenset(), False),
 }
 # v1.1 endpoints that an app without v1.1 access may still call: X keeps its
-# OAuth endpoints open to every tier (x-api.md section 7).
-V1_OPEN_TO_ALL = frozenset(("POST /1.1/oauth/invalidate_token",))
+# OAuth and media endpoints open to every tier (x-api.md section 7).
+V1_OPEN_TO_ALL = frozenset(("POST /1.1/oauth/invalidate_token", "POST /1.1/media/upload.json",
+                            "GET /1.1/media/upload.json"))
 
 KIND_NAMES = {"oauth1": "OAuth 1.0a User Context", "app": "OAuth 2.0 Application-Only",
               "oauth2_user": "OAuth 2.0 User Context"}
@@ -201,6 +211,8 @@ def route(method, path):
     if head == "2":
         if method == "POST" and path == "/2/tweets":
             return "POST /2/tweets", post_tweet, None
+        if len(parts) >= 3 and parts[2] == "media":
+            return media_route(method, parts[3:])
         if method != "GET" or len(parts) < 3 or parts[2] != "users":
             return None, None, None
         rest = parts[3:]
@@ -222,12 +234,31 @@ def route(method, path):
         handler = {"POST /1.1/statuses/update.json": statuses_update,
                    "GET /1.1/friends/ids.json": friends_ids,
                    "GET /1.1/account/verify_credentials.json": verify_credentials,
-                   "POST /1.1/oauth/invalidate_token": invalidate_token}.get(key)
+                   "POST /1.1/oauth/invalidate_token": invalidate_token,
+                   "POST /1.1/media/upload.json": M.v1_upload,
+                   "GET /1.1/media/upload.json": M.v1_status}.get(key)
         return (key, handler, None) if handler else (None, None, None)
     if head == "oauth2" and method == "POST" and path == "/oauth2/token":
         return "POST /oauth2/token", oauth2_token, None
     if head == "oauth2" and method == "POST" and path == "/oauth2/invalidate_token":
         return "POST /oauth2/invalidate_token", oauth2_invalidate_token, None
+    return None, None, None
+
+
+def media_route(method, rest):
+    """Routes below /2/media/ (rest: the path segments after it)."""
+    if method == "GET" and rest == ["upload"]:
+        return "GET /2/media/upload", M.v2_status, None
+    if method != "POST":
+        return None, None, None
+    if rest == ["upload", "initialize"]:
+        return "POST /2/media/upload/initialize", M.v2_initialize, None
+    if rest == ["metadata"]:
+        return "POST /2/media/metadata", M.v2_metadata, None
+    if len(rest) == 3 and rest[0] == "upload" and rest[2] == "append":
+        return "POST /2/media/upload/:id/append", M.v2_append, urllib.parse.unquote(rest[1])
+    if len(rest) == 3 and rest[0] == "upload" and rest[2] == "finalize":
+        return "POST /2/media/upload/:id/finalize", M.v2_finalize, urllib.parse.unquote(rest[1])
     return None, None, None
 
 
@@ -1076,9 +1107,12 @@ def post_tweet(world, req, auth, arg, now, meta):
     if length == 0 and not media_ids:
         return invalid_request(world, [param_error("text", [text], "Post text must not be empty unless "
                                                    "media is attached.")], meta=meta)
-    if media_ids and cfg.x_media_ids and any(m not in cfg.x_media_ids for m in media_ids):
-        return invalid_request(world, [param_error("media.media_ids", media_ids,
-                                                   "Your media IDs are invalid.")], meta=meta)
+    if media_ids:
+        with world.lock:
+            refused = not all(M.usable_in_post(world, m, auth.user["id"], now) for m in media_ids)
+        if refused:
+            return invalid_request(world, [param_error("media.media_ids", media_ids,
+                                                       "Your media IDs are invalid.")], meta=meta)
     reply_to = body.get("reply", {}).get("in_reply_to_tweet_id") if "reply" in body else None
     quote = body.get("quote_tweet_id")
     user = auth.user
@@ -1164,7 +1198,11 @@ def statuses_update(world, req, auth, arg, now, meta):
     length, invalid = weighted_length(text)
     if invalid or length > cfg.x_max_length:
         return legacy(186, meta=meta)
-    if len(media_ids) > 4 or (cfg.x_media_ids and any(m not in cfg.x_media_ids for m in media_ids)):
+    if len(media_ids) > 4:
+        return legacy(324, meta=meta)
+    with world.lock:
+        refused = not all(M.usable_in_post(world, m, auth.user["id"], now) for m in media_ids)
+    if refused:
         return legacy(324, meta=meta)
     user = auth.user
     app_key = auth.app["consumer_key"]
