@@ -33,7 +33,7 @@ import urllib.parse
 import pytest
 
 from media_samples import MEDIA_TYPES, MIB, sha256_file, write_sample, write_sparse
-from toolenv import Run, assert_no_secrets, assert_usage_error, jl
+from toolenv import Run, assert_no_secrets, assert_usage_error, jl, settled
 
 TOOL = "tw-post"
 
@@ -264,6 +264,16 @@ class OpenWatch:
 
     def close(self):
         os.close(self.fd)
+
+
+@pytest.fixture(autouse=True)
+def never_posted_twice(request):
+    """After every test that used the sandbox: no text posted twice, no uploaded media
+    on two posts (posts that land late, e.g. after a reset, are waited for)."""
+    sb = request.getfixturevalue("sb") if "sb" in request.fixturenames else None
+    yield
+    if sb is not None:
+        settled(lambda: posts_of(sb), lambda p: p["total"], quiet=0.1, bound=2)
 
 
 @pytest.fixture
@@ -784,6 +794,8 @@ def test_failing_steps_end_the_record_with_their_kind(run, sb, media_dir):
     assert got[4]["ok"] is True, got[4]
     assert r.returncode == 1
     eps = [e["endpoint"] for e in api_log(sb)]
+    # attempts = every request made: the failed records' attempts, then record 4's four requests
+    assert len(eps) == 1 + 4 + 3 + 4, eps
     assert eps.count(POST) == 1, eps
     assert posts_of(sb)["counts"] == {"after the failures": 1}
 
@@ -935,6 +947,9 @@ def test_dry_run_shows_the_uploads_and_sends_nothing(run, sb, media_dir):
     res = one_ok(r)["result"]
     assert list(res) == ["request", "uploads"], res
     up = res["uploads"]
+    for u in up:
+        assert set(u) == {"method", "url", "headers", "body"}, u
+        assert any(h.lower().startswith("authorization: oauth ") for h in u["headers"]), u["headers"]
     url = lambda x: urllib.parse.unquote(x["url"])
     a_id, b_id = "{media id of shots/a.png}", "{media id of b.gif}"
     assert [(u["method"], url(u)) for u in up] == [
