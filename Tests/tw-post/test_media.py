@@ -758,14 +758,29 @@ def test_an_append_that_fails_once_is_resent(run, sb, media_dir, fault):
     assert posts_of(sb)["counts"] == {"append retried": 1}
 
 
-@pytest.mark.parametrize("step", [INIT, FINALIZE, METADATA])
-def test_other_steps_that_fail_once_are_resent(run, sb, media_dir, step):
-    write(media_dir, "one.png", "png", 13001)
-    sb.fault("status", match={"endpoint": step}, status=503, retry_after=0)
-    r = run(["--media-dir", str(media_dir)], jl({"text": "step retried", "media": [{"path": "one.png", "alt": "x"}]}))
+@pytest.mark.parametrize("fault", ["503", "reset_before", "reset_after"])
+@pytest.mark.parametrize("step", [INIT, FINALIZE, STATUS, METADATA])
+def test_other_steps_that_fail_once_are_resent(run, sb, media_dir, step, fault):
+    """Each upload step is safe to re-send: after a 503 or a lost connection it goes again,
+    signed afresh (a new OAuth nonce), and the upload completes with one post."""
+    digest = write(media_dir, "one.gif", "gif", 13001)
+    processing(sb, check_after_secs=0, polls=0)        # finalize: pending; one STATUS: succeeded
+    if fault == "503":
+        fid = sb.fault("status", match={"endpoint": step}, status=503, retry_after=0)
+    else:
+        fid = sb.fault(fault, match={"endpoint": step})
+    r = run(["--media-dir", str(media_dir)], jl({"text": "step retried", "media": [{"path": "one.gif", "alt": "x"}]}))
     one_ok(r)
-    eps = [e["endpoint"] for e in api_log(sb)]
-    assert eps.count(step) == 2 and eps.count(POST) == 1, eps
+    entries = api_log(sb)
+    eps = [e["endpoint"] for e in entries]
+    assert eps == [INIT, APPEND, FINALIZE, STATUS, METADATA, POST][:eps.index(step) + 1] + [step] + \
+        [INIT, APPEND, FINALIZE, STATUS, METADATA, POST][eps.index(step) + 1:], eps
+    tried = [e for e in entries if e["endpoint"] == step]
+    assert tried[0]["fault"] and tried[0]["fault"]["id"] == fid, tried[0]
+    assert oauth_nonce(tried[0]) != oauth_nonce(tried[1]), ("the re-sent %s replayed the OAuth nonce" % step,
+                                                            [(e["seq"], e["status"], e["auth"]) for e in tried])
+    [stored] = media_store(sb)
+    assert stored["sha256"] == digest and stored["alt_text"] == "x", stored
     assert posts_of(sb)["counts"] == {"step retried": 1}
 
 
