@@ -372,6 +372,17 @@ def finalize(world, m, now):
     return "Media id [%s] keeps changing while it is finalized." % m.id
 
 
+def polled(world, media_id, user_id, now):
+    """A STATUS request (caller holds the lock): (media, None) after moving
+    its processing on by one poll, or (None, why not)."""
+    m, why = lookup(world, media_id, user_id, now)
+    if m is not None and not m.finalized:
+        return None, "Media id [%s] is not finalized: there is no status to report yet." % media_id
+    if m is not None and m.category in PROCESSED:
+        m.poll()
+    return m, why
+
+
 def store_segment(m, index, data):
     """Adds or replaces segment `index` (caller holds the lock); returns why
     not, or None."""
@@ -410,18 +421,26 @@ def json_body(world, req, meta):
         return None, v2_error(world, meta, "Request body is not valid JSON.")
 
 
+def json_object(world, req, meta, keys):
+    """(body, messages about keys other than `keys`, None) for a JSON object
+    body, else (None, None, error response)."""
+    body, err = json_body(world, req, meta)
+    if err:
+        return None, None, err
+    if not isinstance(body, dict):
+        return None, None, v2_error(world, meta, "$: %s found, object expected" % X._type_name(body))
+    return body, ["$.%s: is not defined in the schema and the schema does not allow additional properties" % k
+                  for k in body if k not in keys], None
+
+
 def owners_of(user_id, extra):
     return frozenset([user_id] + list(extra or ()))
 
 
 def v2_initialize(world, req, auth, arg, now, meta):
-    body, err = json_body(world, req, meta)
+    body, msgs, err = json_object(world, req, meta, INIT_KEYS)
     if err:
         return err
-    if not isinstance(body, dict):
-        return v2_error(world, meta, "$: %s found, object expected" % X._type_name(body))
-    msgs = ["$.%s: is not defined in the schema and the schema does not allow additional properties" % k
-            for k in body if k not in INIT_KEYS]
     media_type, total_bytes, category = body.get("media_type"), body.get("total_bytes"), body.get("media_category")
     for key, value, kind in (("media_type", media_type, str), ("media_category", category, str)):
         if value is not None and not isinstance(value, kind):
@@ -546,13 +565,9 @@ def v2_status(world, req, auth, arg, now, meta):
                         % (media_id or ""), "media_id", media_id or "")
     meta["media_id"] = media_id
     with world.lock:
-        m, why = lookup(world, media_id, auth.user["id"], now)
-        if m is not None and not m.finalized:
-            why = "Media id [%s] is not finalized: there is no status to report yet." % media_id
+        m, why = polled(world, media_id, auth.user["id"], now)
         if why:
             return v2_error(world, meta, why, "media_id", media_id)
-        if m.category in PROCESSED:
-            m.poll()
         data = v2_media_answer(m, now)
         if "processing_info" not in data:
             data["processing_info"] = {"state": "succeeded", "progress_percent": 100}
@@ -560,13 +575,9 @@ def v2_status(world, req, auth, arg, now, meta):
 
 
 def v2_metadata(world, req, auth, arg, now, meta):
-    body, err = json_body(world, req, meta)
+    body, msgs, err = json_object(world, req, meta, ("id", "metadata"))
     if err:
         return err
-    if not isinstance(body, dict):
-        return v2_error(world, meta, "$: %s found, object expected" % X._type_name(body))
-    msgs = ["$.%s: is not defined in the schema and the schema does not allow additional properties" % k
-            for k in body if k not in ("id", "metadata")]
     media_id = body.get("id")
     if media_id is None:
         msgs.append("$.id: is missing but it is required")
@@ -752,13 +763,9 @@ def v1_status(world, req, auth, arg, now, meta):
         return v1_error(req, "media_id parameter is missing or not a number.", meta)
     meta["media_id"] = media_id
     with world.lock:
-        m, why = lookup(world, media_id, auth.user["id"], now)
-        if m is not None and not m.finalized:
-            why = "Media id [%s] is not finalized: there is no status to report yet." % media_id
+        m, why = polled(world, media_id, auth.user["id"], now)
         if why:
             return v1_error(req, why, meta)
-        if m.category in PROCESSED:
-            m.poll()
         answer = v1_answer(m, now)
         answer.setdefault("processing_info", {"state": "succeeded", "progress_percent": 100})
     return json_response(200, answer, meta=meta)
