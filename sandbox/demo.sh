@@ -88,6 +88,19 @@ tw-post --thread \
 echo "what the sandbox received:"
 curl -sS "$base/__posts" | jq -c '.posts[-3:][] | {id, text, in_reply_to_tweet_id}'
 
+step "a post with a picture: the file is uploaded in chunks from --media-dir, then attached" \
+     "jq -nc '{text: \"release 1.2\", media: [{path: \"shots/ui.png\", alt: \"the new settings page\"}]}' | tw-post | jq -c .result"
+mkdir -p "$work/shots"
+# A PNG header and 1 MiB of noise: X (and the sandbox) judge the kind by the first bytes.
+{ printf '\211PNG\r\n\032\n'; head -c 1048576 /dev/urandom; } >"$work/shots/ui.png"
+(cd "$work" && jq -nc '{text: "release 1.2", media: [{path: "shots/ui.png", alt: "the new settings page"}]}' \
+    | tw-post | jq -c .result)
+echo "what the sandbox received (one segment: the file is under 4 MiB):"
+curl -sS "$base/__media" | jq -c '.media[-1] | {id, media_type, media_category, segments, alt_text}'
+echo "records cannot reach outside --media-dir (default: the current directory):"
+printf '$ echo %s | tw-post | jq -c .error\n' "'{\"text\": \"x\", \"media\": [\"../../etc/passwd\"]}'"
+(cd "$work" && echo '{"text": "x", "media": ["../../etc/passwd"]}' | tw-post 2>/dev/null | jq -c .error) || true
+
 step "tw-friends lists the accounts a user follows, one line each: jack follows 1,000,000" \
      "tw-friends jack | head -n 5 | jq -r .result.username"
 tw-friends jack | head -n 5 | jq -r .result.username
