@@ -174,12 +174,23 @@ def run_measured(argv, stdin_path, stdout_path, stderr_path, env, timeout):
     with open(stdin_path, "rb") as fin, open(stdout_path, "wb") as fout, open(stderr_path, "wb") as ferr:
         started = time.perf_counter()
         proc = subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=ferr, env=env, start_new_session=True)
-        try:
-            status = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            # A contender that hangs: stop it (its own process group) and say so.
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        # A contender that hangs is stopped (its own process group) by a timer:
+        # Popen.wait(timeout) would poll with sleeps of up to 50 ms and add
+        # as much, at random, to the time of a run that lasts a second.
+        hung = []
+
+        def stop():
+            hung.append(True)
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:   # it ended just now
+                pass
+
+        timer = threading.Timer(timeout, stop)
+        timer.start()
+        status = proc.wait()
+        timer.cancel()
+        if hung:
             status = "timed out after %.0f s" % timeout
         seconds = time.perf_counter() - started
     rss = None
