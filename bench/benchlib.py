@@ -407,6 +407,47 @@ def failure_kind(env, missing="None"):
     return str(err if err is not None else missing)[:80]
 
 
+def read_envelopes(path, value=lambda result: result["id"]):
+    """(ok, failed, failure kinds, {line: value(result)} of the ok envelopes,
+    lines in the order written) of an output of JSON lines. An envelope is ok
+    when it says so and its result has a string id."""
+    ok = failed = 0
+    kinds = collections.Counter()
+    got = {}
+    lines = []
+    for env in output_lines(path):
+        if not isinstance(env, dict):
+            failed += 1
+            kinds[failure_kind(env)] += 1
+            continue
+        lines.append(env.get("line"))
+        result = env.get("result")
+        if env.get("ok") is True and isinstance(result, dict) and isinstance(result.get("id"), str):
+            ok += 1
+            got[env.get("line")] = value(result)
+        else:
+            failed += 1
+            kinds[failure_kind(env, "ok without a string result.id")] += 1
+    return ok, failed, kinds, got, lines
+
+
+def in_input_order(lines):
+    """Whether envelopes' line numbers, in the order written, rise."""
+    return all(isinstance(a, int) and isinstance(b, int) and a < b for a, b in zip(lines, lines[1:]))
+
+
+def why_unusable(runs, n, missing):
+    """Why a goal over these runs (phases with complete() and shortfall())
+    cannot be judged: `missing` for the first that was not measured, or the
+    first incomplete one's shortfall for n items."""
+    for ph in runs:
+        if ph is None:
+            return missing
+        if not ph.complete(n):
+            return "%s incomplete: %s" % (ph.name, ph.shortfall(n))
+    return "not measured"
+
+
 def count_envelopes(path):
     """(ok, failed, Counter of failure kinds) of an output of JSON lines."""
     ok = failed = 0
@@ -481,6 +522,55 @@ class Record:
         return {k: dict(v) if isinstance(v, collections.Counter) else v for k, v in self.__dict__.items()}
 
 
+class PostingRun(Record):
+    """A posting contender's run, checked against what the sandbox created:
+    complete when it exited 0 and wrote one ok envelope per record, in input
+    order, each matching the post of its own line, and the sandbox holds one
+    post per record and none of another run. A benchmark adds its own
+    conditions by extending shortfalls()."""
+
+    def __init__(self, name, parallel):
+        super().__init__(name)
+        self.parallel = parallel
+        self.ok = 0
+        self.envelopes = 0         # output lines
+        self.out_of_order = False  # envelopes not written in input order
+        self.posts = 0             # posts the sandbox created with this run's texts
+        self.distinct = 0          # distinct texts among them
+        self.mismatched = 0        # ok envelopes that do not match the post of their line
+        self.strangers = 0         # posts in the sandbox that are not this run's
+        self.gap_ms = None
+        self.idle_s = 0.0          # longest time with no request in flight
+        self.idle_before = None    # which request (1-based, by arrival) ended it
+        self.duplicates = 0
+
+    def shortfalls(self, n):
+        """What keeps the run from counting for n records, in a few words each."""
+        bits = []
+        if self.seconds is None:
+            bits.append("no time")
+        if self.exit_status != 0:
+            bits.append("exit %s" % self.exit_status)
+        if self.ok != n or self.envelopes != n:
+            bits.append("%d envelopes, %d ok, for %d records" % (self.envelopes, self.ok, n))
+        if self.out_of_order:
+            bits.append("envelopes out of input order")
+        if self.posts != n or self.distinct != n:
+            bits.append("%d posted (%d distinct) of %d" % (self.posts, self.distinct, n))
+        if self.mismatched:
+            bits.append("%d envelopes that do not match the post of their line" % self.mismatched)
+        if self.strangers:
+            bits.append("%d posts of another run" % self.strangers)
+        return bits
+
+    def complete(self, n):
+        return not self.shortfalls(n)
+
+    def shortfall(self, n):
+        """Why the run does not count, in a few words."""
+        return ", ".join(self.shortfalls(n)) or "complete"
+
+
 class Verdicts:
     """The PASS/MISS of each goal, in the order checked, and the report's goal
     rows: label, figure and goal in columns of `columns` characters, then the
@@ -505,6 +595,20 @@ class Verdicts:
     def unmet(self, label, why, goal, summary):
         """A goal that could not be judged (why): n/a, a MISS."""
         self.goal(label, "n/a (%s)" % why, goal, False, summary)
+
+    def ceiling_share(self, label, run, ceiling, n, goal_share, missing):
+        """The goal that `run` posts at >= goal_share % of the rate of the
+        sandbox ceiling at its parallelism, over n posts: its row, or an unmet
+        one saying why (why_unusable; `missing` for a run not measured)."""
+        goal = "goal >= %g %%" % goal_share
+        if run is not None and run.complete(n) and ceiling is not None and ceiling.complete(n):
+            share = 100.0 * run.rate(n) / ceiling.rate(n)
+            self.goal(label, "%.0f %% of ceiling (%.1f of %.1f posts/s)" % (share, run.rate(n), ceiling.rate(n)),
+                      goal, share >= goal_share,
+                      "%s: %.0f %% of the sandbox ceiling at %d (%s)" % (label, share, ceiling.parallel, goal))
+        else:
+            why = why_unusable((run, ceiling), n, missing)
+            self.unmet(label, why, goal, "%s vs the sandbox ceiling (%s)" % (label, why))
 
     def aside(self, text, label=""):
         """A line under the goal rows, text in the figures' column."""

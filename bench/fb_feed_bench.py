@@ -21,11 +21,11 @@ import sys
 import time
 import urllib.parse
 
-from benchlib import (FB_CREDENTIALS, FB_PAGE_ID, Record, Verdicts, arg_parser, facebook_env, fail,
-                      failure_kind, fastest, fmt, keepalive_pool, latency_timeout, log_figures, longest_idle,
-                      measure, median_gap_ms, memory_growth, note, output_lines, parse_args, posting_cells,
-                      posting_problems, print_header, print_problems, reuse_row, rss_mib, runs_line, setup,
-                      start_sandbox, tool_run)
+from benchlib import (FB_CREDENTIALS, FB_PAGE_ID, PostingRun, Verdicts, arg_parser, facebook_env, fail, fastest, fmt,
+                      in_input_order, keepalive_pool, latency_timeout, log_figures, longest_idle, measure,
+                      median_gap_ms, memory_growth, note, parse_args, posting_cells, posting_problems, print_header,
+                      print_problems, read_envelopes, reuse_row, rss_mib, runs_line, setup, start_sandbox, tool_run,
+                      why_unusable)
 from tw_post_bench import base_texts  # (the same seeded texts as tw-post's)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -53,80 +53,22 @@ def write_input(path, messages):
             f.write(json.dumps({"message": m, "page": FB_PAGE_ID}, ensure_ascii=False) + "\n")
 
 
-def read_envelopes(path):
-    """(ok, failed, failure kinds, {line: post id} of the ok envelopes, lines in
-    the order written) of an output of JSON lines."""
-    ok = failed = 0
-    kinds = collections.Counter()
-    ids = {}
-    lines = []
-    for env in output_lines(path):
-        if env is None:
-            failed += 1
-            kinds[failure_kind(env)] += 1
-            continue
-        line = env.get("line") if isinstance(env, dict) else None
-        lines.append(line)
-        result = env.get("result") if isinstance(env, dict) else None
-        if isinstance(env, dict) and env.get("ok") is True and isinstance(result, dict) \
-                and isinstance(result.get("id"), str):
-            ok += 1
-            ids[line] = result["id"]
-        else:
-            failed += 1
-            kinds[failure_kind(env, "ok without a string result.id")] += 1
-    return ok, failed, kinds, ids, lines
-
-
-class Phase(Record):
+class Phase(PostingRun):
     """One contender's run: figures and what the sandbox saw."""
 
     def __init__(self, name, parallel, batch=None):
-        super().__init__(name)
-        self.parallel = parallel
+        super().__init__(name, parallel)
         self.batch = batch
-        self.ok = 0
-        self.posts = 0             # posts the sandbox created with this run's messages
-        self.distinct = 0          # distinct messages among them
-        self.mismatched = 0        # lines whose envelope id is not the id of that line's post
-        self.envelopes = 0         # output lines
-        self.out_of_order = False  # envelopes not written in input order
-        self.strangers = 0         # posts in the sandbox that are not this run's
         self.undelivered = 0       # posts whose answer the sandbox could not deliver
-        self.gap_ms = None
-        self.idle_s = 0.0          # longest time with no request in flight
-        self.idle_before = None    # which request (1-based, by arrival) ended it
-        self.duplicates = 0
         self.batch_sizes = collections.Counter()
         self.slot_statuses = collections.Counter()
         self.paths = collections.Counter()
 
-    def complete(self, n):
-        return (self.seconds is not None and self.exit_status == 0 and self.ok == n and self.envelopes == n
-                and self.posts == n
-                and self.distinct == n and self.mismatched == 0 and not self.out_of_order
-                and self.strangers == 0 and self.undelivered == 0)
-
-    def shortfall(self, n):
-        """Why the run does not count, in a few words."""
-        bits = []
-        if self.seconds is None:
-            bits.append("no time")
-        if self.exit_status != 0:
-            bits.append("exit %s" % self.exit_status)
-        if self.ok != n or self.envelopes != n:
-            bits.append("%d envelopes, %d ok, for %d records" % (self.envelopes, self.ok, n))
-        if self.posts != n or self.distinct != n:
-            bits.append("%d posted (%d distinct) of %d" % (self.posts, self.distinct, n))
-        if self.mismatched:
-            bits.append("%d envelopes with another line's post id" % self.mismatched)
-        if self.out_of_order:
-            bits.append("envelopes out of input order")
-        if self.strangers:
-            bits.append("%d posts of another run" % self.strangers)
+    def shortfalls(self, n):
+        bits = super().shortfalls(n)
         if self.undelivered:
             bits.append("%d answers lost" % self.undelivered)
-        return ", ".join(bits) or "complete"
+        return bits
 
 
 def collect_sandbox(sb, phase, messages, ids, lines):
@@ -160,8 +102,7 @@ def collect_sandbox(sb, phase, messages, ids, lines):
                            if not isinstance(line, int) or not 1 <= line <= len(messages)
                            or post_id.get(messages[line - 1]) != pid)
     phase.envelopes = len(lines)
-    phase.out_of_order = not all(isinstance(a, int) and isinstance(b, int) and a < b
-                                 for a, b in zip(lines, lines[1:]))
+    phase.out_of_order = not in_input_order(lines)
     sb.control(clear_log=True, clear_posts=True, reset_rate_limits=True)
 
 
@@ -339,12 +280,7 @@ def main(argv=None):
         return ph is not None and ph.complete(n)
 
     def why_not(*needed):
-        for ph in needed:
-            if ph is None:
-                return "fb-feed not measured"
-            if not usable(ph):
-                return "%s incomplete: %s" % (ph.name, ph.shortfall(n))
-        return "not measured"
+        return why_unusable(needed, n, "fb-feed not measured")
 
     print_header([" fb-feed benchmark: %d Page posts per contender to the sandbox (POST /%s/%s/feed,"
                   % (n, GRAPH_VERSION, FB_PAGE_ID),
@@ -408,15 +344,7 @@ def main(argv=None):
 
     # fb-feed --parallel 8 against the ceiling at 8.
     label = fb_feed_name(par, None)
-    goal = "goal >= %g %%" % GOAL_CEILING_SHARE
-    if usable(fbp) and usable(ceilp):
-        share = 100.0 * fbp.rate(n) / ceilp.rate(n)
-        verdicts.goal(label, "%.0f %% of ceiling (%.1f of %.1f posts/s)" % (share, fbp.rate(n), ceilp.rate(n)),
-                      goal, share >= GOAL_CEILING_SHARE,
-                      "%s: %.0f %% of the sandbox ceiling at %d (%s)" % (label, share, par, goal))
-    else:
-        why = why_not(fbp, ceilp)
-        verdicts.unmet(label, why, goal, "%s vs the sandbox ceiling (%s)" % (label, why))
+    verdicts.ceiling_share(label, fbp, ceilp, n, GOAL_CEILING_SHARE, "fb-feed not measured")
     if usable(fbp) and r_sdk:
         verdicts.aside("(%.2fx facebook-sdk's sequential loop)" % (fbp.rate(n) / r_sdk))
 
