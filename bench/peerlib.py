@@ -11,24 +11,28 @@ import time
 import requests
 
 TWITTER_HOST = "https://api.twitter.com"   # what tweepy and twarc hard-code
+TWITTER_UPLOAD_HOST = "https://upload.twitter.com"   # tweepy.API's media uploads
 
 
 class RedirectingSession(requests.Session):
-    """A requests.Session that sends what a client library addresses to `host`
-    (its hard-coded https://… base) to `base` instead. The URL is rewritten in
-    Session.request, before the request is prepared, so the library still signs
-    or authorises every request as it would, over the URL actually sent;
-    nothing else in the library is changed, and the session keeps its
-    connection alive as the library's own would."""
+    """A requests.Session that sends what a client library addresses to one of
+    `hosts` (its hard-coded https://… bases) to `base` instead. The URL is
+    rewritten in Session.request, before the request is prepared, so the
+    library still signs or authorises every request as it would, over the URL
+    actually sent; nothing else in the library is changed, and the session
+    keeps its connection alive as the library's own would."""
 
-    def __init__(self, base, host):
+    def __init__(self, base, *hosts):
         super().__init__()
         self.base = base.rstrip("/")
-        self.host = host.rstrip("/")
+        self.hosts = tuple(host.rstrip("/") for host in hosts)
 
     def request(self, method, url, *args, **kwargs):
-        if isinstance(url, str) and url.startswith(self.host + "/"):
-            url = self.base + url[len(self.host):]
+        if isinstance(url, str):
+            for host in self.hosts:
+                if url.startswith(host + "/"):
+                    url = self.base + url[len(host):]
+                    break
         return super().request(method, url, *args, **kwargs)
 
 
