@@ -64,11 +64,12 @@ def arg_parser(tool):
     return p
 
 
-def parse_args(p, tool, env, argv, latency=True):
+def parse_args(p, tool, env, argv, latency=True, out=None, runs=1):
     """Adds the options the benchmarks share and parses argv: --latency-ms
     (default 20) and --sandbox-threads (16) when latency is injected, --runs
-    (1) and --out (bench/out/TOOL), with defaults from BENCH_{env}_LATENCY_MS,
-    _SANDBOX_THREADS and _RUNS. Ends the benchmark when --bin is missing."""
+    (default `runs`) and --out (bench/out/OUT, by default bench/out/TOOL),
+    with defaults from BENCH_{env}_LATENCY_MS, _SANDBOX_THREADS and _RUNS.
+    Ends the benchmark when --bin is missing."""
     def default(knob, value):
         return os.environ.get("BENCH_%s_%s" % (env, knob), value)
 
@@ -76,9 +77,9 @@ def parse_args(p, tool, env, argv, latency=True):
         p.add_argument("--latency-ms", type=float, default=float(default("LATENCY_MS", 20)))
         p.add_argument("--sandbox-threads", type=int, default=int(default("SANDBOX_THREADS", 16)),
                        help="the sandbox's --threads (connections served at once)")
-    p.add_argument("--runs", type=int, default=int(default("RUNS", 1)),
+    p.add_argument("--runs", type=int, default=int(default("RUNS", runs)),
                    help="runs per contender, the fastest complete one counts")
-    p.add_argument("--out", default=os.path.join(HERE, "out", tool))
+    p.add_argument("--out", default=os.path.join(HERE, "out", out or tool))
     args = p.parse_args(argv)
     if not args.bin:
         fail(tool, "SOCIALPIPE_BIN (or --bin) must name the directory holding %s" % tool)
@@ -161,7 +162,8 @@ def latency_timeout(latency_ms, requests):
 
 def run_measured(argv, stdin_path, stdout_path, stderr_path, env, timeout):
     """Runs argv; returns (exit status (or a string when it had to be killed),
-    wall seconds, peak RSS in KiB or None).
+    wall seconds, peak RSS in KiB or None, CPU seconds (user + system) or None,
+    the wall-clock time.time() it started and ended at).
 
     The peak RSS comes from GNU time (`/usr/bin/time -f %M`), whose child is
     forked from that small C program. wait4 on a child forked from this Python
@@ -170,9 +172,10 @@ def run_measured(argv, stdin_path, stdout_path, stderr_path, env, timeout):
     rss_path = stdout_path + ".rss"
     timed = os.access(TIME, os.X_OK)
     if timed:
-        argv = [TIME, "-f", "%M", "-o", rss_path] + list(argv)
+        argv = [TIME, "-f", "%U %S %M", "-o", rss_path] + list(argv)
     with open(stdin_path, "rb") as fin, open(stdout_path, "wb") as fout, open(stderr_path, "wb") as ferr:
         started = time.perf_counter()
+        wall_started = time.time()
         proc = subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=ferr, env=env, start_new_session=True)
         # A contender that hangs is stopped (its own process group) by a timer:
         # Popen.wait(timeout) would poll with sleeps of up to 50 ms and add
@@ -193,20 +196,24 @@ def run_measured(argv, stdin_path, stdout_path, stderr_path, env, timeout):
         if hung:
             status = "timed out after %.0f s" % timeout
         seconds = time.perf_counter() - started
-    rss = None
+        wall = (wall_started, time.time())
+    rss = cpu = None
     if timed:
         try:
             with open(rss_path, encoding="utf-8") as f:
-                rss = int(f.read().split()[-1])
+                figures = f.read().split()
+            rss = int(figures[-1])
+            cpu = float(figures[-3]) + float(figures[-2])
         except (OSError, ValueError, IndexError):
-            rss = None
-    return status, seconds, rss
+            pass
+    return status, seconds, rss, cpu, wall
 
 
 def measure(phase, argv, stdin_path, stem, env, timeout, stats=False, expected=0):
     """Runs a contender (run_measured) from stdin_path to STEM.out.jsonl and
     STEM.err, and fills in phase: exit_status, process_seconds, rss_kib,
-    seconds, and the tail of its stderr as error when it did not exit
+    cpu_s, wall (the time.time() it started and ended at), seconds, and the
+    tail of its stderr as error when it did not exit
     `expected`. seconds is the process's time or, with stats, the "seconds" the
     contender wrote to STEM.stats.json: a Python peer's loop alone, not charged
     for interpreter start-up and imports (the tool's time includes its
@@ -214,8 +221,8 @@ def measure(phase, argv, stdin_path, stem, env, timeout, stats=False, expected=0
     stats_path = stem + ".stats.json"
     if stats and os.path.exists(stats_path):
         os.unlink(stats_path)
-    status, seconds, rss = run_measured(argv, stdin_path, stem + ".out.jsonl", stem + ".err", env, timeout)
-    phase.exit_status, phase.process_seconds, phase.rss_kib = status, seconds, rss
+    status, seconds, rss, cpu, wall = run_measured(argv, stdin_path, stem + ".out.jsonl", stem + ".err", env, timeout)
+    phase.exit_status, phase.process_seconds, phase.rss_kib, phase.cpu_s, phase.wall = status, seconds, rss, cpu, wall
     phase.seconds = seconds
     if stats:
         try:
@@ -309,14 +316,16 @@ def log_figures(phase, log):
     phase.statuses = collections.Counter(str(e["status"]) for e in log)
 
 
-def median_gap_ms(log):
+def median_gap_ms(log, by_connection=True):
     """Per connection, the time from one answer being ready to the next request
     arriving: the client's own time per request (plus loopback and the
     sandbox's parsing of the request head), free of the injected latency. The
-    median over all connections, or None."""
+    median over all connections, or None. Without by_connection, the log is
+    taken as one sequence: for a sequential client that opens connections of
+    its own on the way."""
     by_conn = collections.defaultdict(list)
     for e in log:
-        by_conn[e["client_port"]].append(e)
+        by_conn[e["client_port"] if by_connection else None].append(e)
     gaps = []
     for entries in by_conn.values():
         entries.sort(key=lambda e: e["seq"])
@@ -507,6 +516,8 @@ class Record:
         self.seconds = None          # the time the rate is computed from
         self.process_seconds = None
         self.rss_kib = None
+        self.cpu_s = None            # the process's user + system CPU seconds
+        self.wall = None             # (time.time() at its start, at its end)
         self.failed = 0
         self.kinds = collections.Counter()
         self.requests = 0

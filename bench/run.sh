@@ -1,9 +1,10 @@
 #!/bin/sh
 # `make bench`: oauth-sign's throughput against oauthlib, a liboauth program and
-# a jansson-only floor, then its start-up against curl; then tw-post,
-# tw-friends, fb-feed and fb-perm-check against the sandbox (tw_post_bench.py,
-# tw_friends_bench.py, fb_feed_bench.py, fb_perm_check_bench.py). A report, not
-# a test: exits 0 when a goal is missed, non-zero only when the bench cannot run.
+# a jansson-only floor, then its start-up against curl; then tw-post (text,
+# then media), tw-friends, fb-feed and fb-perm-check against the sandbox
+# (tw_post_bench.py, tw_post_media_bench.py, tw_friends_bench.py,
+# fb_feed_bench.py, fb_perm_check_bench.py). A report, not a test: exits 0
+# when a goal is missed, non-zero only when the bench cannot run.
 #
 # Environment: SOCIALPIPE_BIN (directory holding oauth-sign; required),
 # PYTHON (a python with oauthlib; default python3), BENCH_RECORDS (default
@@ -246,6 +247,16 @@ sandbox_bench() {
 # BENCH_TW_RUNS (default 1), BENCH_TW_LATENCY_MS (default 20),
 # BENCH_TW_SANDBOX_THREADS (default 16).
 sandbox_bench tw-post tw_post_bench.py
+
+# ---------------------------------------------------------------- tw-post media
+# tw-post making 100 posts with one generated 1 MiB image each (initialize,
+# append, finalize, post) at --parallel 1 and 8, beside a tweepy
+# media_upload + create_tweet loop and the sandbox's own ceiling for the same
+# requests, with peak RSS (bench/tw_post_media_bench.py, about a minute and a half).
+# Environment: BENCH_TWM_POSTS (default 100), BENCH_TWM_SIZE (bytes per image,
+# default 1048576), BENCH_TWM_RUNS (default 3), BENCH_TWM_LATENCY_MS (default
+# 20), BENCH_TWM_SANDBOX_THREADS (default 16).
+sandbox_bench "tw-post media" tw_post_media_bench.py
 
 # ---------------------------------------------------------------- tw-friends
 # tw-friends walking the sandbox's 1,000,000-account user beside tweepy's
