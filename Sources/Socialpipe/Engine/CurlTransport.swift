@@ -57,8 +57,10 @@ final class HTTPTransfer {
             // The body is handed out by a read callback, not POSTFIELDS: when a
             // reused connection dies, libcurl 7.88 sends the request again by
             // itself, rewinding the body first. The seek callback refuses that
-            // rewind once the body has gone out, so the transfer fails instead
-            // and a post that may have been applied is never sent twice.
+            // rewind once the body has gone out, so the transfer fails instead:
+            // a post that may have been applied is never sent twice, and any
+            // other request goes again through the engine, signed afresh (X
+            // refuses an OAuth 1.0a nonce it has seen).
             sp_easy_setopt_pointer(handle, CURLOPT_READDATA, context)
             sp_easy_setopt_read_callback(handle, CURLOPT_READFUNCTION) { buffer, size, count, context in
                 guard let buffer, let context else { return 0 }
@@ -75,6 +77,15 @@ final class HTTPTransfer {
             // Without a body there is nothing to refuse to rewind; a fresh
             // connection keeps libcurl from re-sending on a dead one.
             sp_easy_setopt_long(handle, CURLOPT_FRESH_CONNECT, 1)
+        }
+        // libcurl also sends a request again by itself, body or none, when a
+        // reused connection dies before the answer: the same signature (its
+        // nonce already seen, if the server got that far) and, for a post,
+        // a second post. The transfer fails instead; the engine decides.
+        sp_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, context)
+        sp_easy_setopt_prereq_callback(handle, CURLOPT_PREREQFUNCTION) { context, _, _, _, _ in
+            guard let context else { return CURL_PREREQFUNC_ABORT }
+            return Unmanaged<HTTPTransfer>.fromOpaque(context).takeUnretainedValue().startingRequest()
         }
         // Expect: 100-continue would cost a round trip per post.
         for line in request.headers + ["Expect:"] { headerList = sp_slist_append(headerList, line) }
@@ -136,10 +147,24 @@ final class HTTPTransfer {
         return count
     }
 
+    /// Requests libcurl has started for this transfer.
+    private var requestsStarted = 0
+
+    /// Called as libcurl is about to send the request on a connection: a
+    /// second time is its own retry, which is refused.
+    private func startingRequest() -> Int32 {
+        requestsStarted += 1
+        guard requestsStarted == 1 else {
+            resendRefused = true
+            return CURL_PREREQFUNC_ABORT
+        }
+        return CURL_PREREQFUNC_OK
+    }
+
     private func rewindBody(to offset: Int, origin: Int32) -> Int32 {
         // Rewinding before anything went out changes nothing; afterwards it
-        // would send the body a second time, which only an idempotent request may.
-        if origin == SEEK_SET && offset == 0 && (bodySent == 0 || request.idempotent) {
+        // would send the same signed request a second time.
+        if origin == SEEK_SET && offset == 0 && bodySent == 0 {
             bodySent = 0
             return CURL_SEEKFUNC_OK
         }
