@@ -908,9 +908,10 @@ def test_thread_with_media_posts_in_order_and_uploads_ahead(run, sb, media_dir):
     for i, size in enumerate(sizes):
         write(media_dir, "t%d.png" % i, "png", size)
     texts = ["media thread 1/3", "media thread 2/3", "media thread 3/3"]
-    # The first post is held 1.5 s by the sandbox: record 2's upload can start meanwhile.
+    # The first post is held 1.5 s by the sandbox: record 2's upload can start meanwhile,
+    # given room for a second request in flight (--parallel counts every request).
     sb.fault("delay", match={"endpoint": POST, "body_contains": json.dumps(texts[0])}, ms=1500)
-    r = run(["--thread", "--media-dir", str(media_dir)],
+    r = run(["--thread", "-j", "2", "--media-dir", str(media_dir)],
             jl(*[{"text": t, "media": ["t%d.png" % i]} for i, t in enumerate(texts)]), timeout=60)
     assert r.returncode == 0, r
     ids = [e["result"]["id"] for e in r.envelopes]
