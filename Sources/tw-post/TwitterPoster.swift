@@ -120,7 +120,8 @@ final class TwitterPoster: RecordTool {
                 case "path": break
                 case "alt":
                     guard value.isNull || value.kind == .string else { throw .input("media: alt must be a string") }
-                    item.alt = value.string
+                    // An empty alt text is none: nothing to set.
+                    item.alt = value.string.flatMap { $0.isEmpty ? nil : $0 }
                 case "category":
                     guard let category = value.string, XMediaFile.limits.contains(where: { $0.category == category }) else {
                         throw .input("media: category must be one of "

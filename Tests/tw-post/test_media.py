@@ -850,6 +850,30 @@ def test_processing_failed_is_validation_with_the_api_reason(run, sb, media_dir)
     assert post_entries(sb) == [] and posts_of(sb)["total"] == 0
 
 
+def test_processing_that_never_ends_is_given_up(run, sb, media_dir):
+    # A server that answers "in_progress" for ever must not hold the run for ever: after
+    # 1000 checks (or 30 minutes of asked-for waits) the record ends, nothing posted.
+    write(media_dir, "endless.mp4", "mp4", 16001)
+    sb.control(rate_limits={STATUS: None})
+    processing(sb, check_after_secs=0, polls=5000)
+    r = run(["--media-dir", str(media_dir)], jl({"text": "endless processing", "media": ["endless.mp4"]}),
+            timeout=120)
+    [e] = r.envelopes
+    err = e["error"]
+    assert e["ok"] is False and err["kind"] == "http" and "still processing" in err["message"], e
+    assert err["media"] == "endless.mp4", e
+    statuses = [x for x in api_log(sb) if x["endpoint"] == STATUS]
+    assert len(statuses) == 1000 and err["attempts"] == 3 + 1000, (len(statuses), e)
+    assert post_entries(sb) == []
+
+
+def test_an_empty_alt_text_sets_none(run, sb, media_dir):
+    write(media_dir, "plain.png", "png", 2004)
+    r = run(["--media-dir", str(media_dir)], jl({"text": "empty alt", "media": [{"path": "plain.png", "alt": ""}]}))
+    one_ok(r)
+    assert [e["endpoint"] for e in api_log(sb)] == [INIT, APPEND, FINALIZE, POST]
+
+
 # --------------------------------------------------------------------------------------
 # 4. --parallel and --thread
 # --------------------------------------------------------------------------------------

@@ -56,6 +56,15 @@ public final class XMediaUpload {
     /// The id X gave, once initialized (in a dry run, a stand-in).
     public private(set) var mediaID: String?
     private var stage = Stage.initializing
+    /// STATUS polls so far, and the seconds X asked to wait between them.
+    private var polls = 0
+    private var waited = 0.0
+
+    /// How long X may keep a file processing, in waits and in polls, before
+    /// the record gives up on it (a server that never finishes must not hold
+    /// the run for ever).
+    public static let longestProcessing = 1800.0
+    public static let mostPolls = 1000
 
     private enum Stage {
         case initializing, appending(segment: Int), finalizing, processing, describing, done
@@ -114,8 +123,14 @@ public final class XMediaUpload {
                 return .failure(failure)
             case "pending", "in_progress":
                 stage = .processing
-                let wait = processing["check_after_secs"]?.number ?? 1
-                return .success(.send(status(), after: min(max(wait, 0), 300)))
+                let wait = min(max(processing["check_after_secs"]?.number ?? 1, 0), Self.longestProcessing)
+                polls += 1
+                waited += wait
+                guard polls <= Self.mostPolls && waited <= Self.longestProcessing else {
+                    return .failure(RecordError(.http, "X was still processing \(media.file.name) after \(polls - 1) checks "
+                                                + "over \(Int(waited - wait)) s; gave up", status: answer.status))
+                }
+                return .success(.send(status(), after: wait))
             default:
                 return .failure(unreadable(answer, "processing"))
             }
