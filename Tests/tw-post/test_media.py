@@ -948,9 +948,12 @@ def test_thread_with_media_posts_in_order_and_uploads_ahead(run, sb, media_dir):
     assert json_body(post1)["text"] == texts[0]
     init2 = spans[1][2][0]
     assert init2["endpoint"] == INIT
-    # Record 2's upload began after post 1 was sent (log order) and before post 1 was answered
-    # (the sandbox held that answer 1.5 s): post 1's answer was not waited for.
-    assert init2["seq"] > post1["seq"], ("record 2's upload starts once post 1 is sent", init2["seq"], post1["seq"])
+    # Record 2's upload began once record 1's own uploads were answered (log order: it is
+    # sent in the same turn as post 1, so the two may reach the sandbox either way round)
+    # and before post 1 was answered (the sandbox held that answer 1.5 s): post 1's answer
+    # was not waited for.
+    last_upload1 = max(spans[0][0])
+    assert init2["seq"] > last_upload1, ("record 2's upload waits for record 1's uploads", init2["seq"], last_upload1)
     answered = post1["time"] + post1["duration_ms"] / 1000.0
     assert init2["time"] < answered, ("record 2's upload waited for post 1's answer", init2["time"], answered)
     # Posts stay in order.

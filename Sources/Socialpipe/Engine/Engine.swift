@@ -168,10 +168,14 @@ public final class Engine {
     }
 
     private func beginJobs() {
+        // What a held job waits for changes only when another job ends.
+        let anotherEnded = jobEnded
         jobEnded = false
-        let waiting = held
-        held.removeAll()
-        for tracked in waiting where !tracked.isOver { handle(tracked.job.resume(), tracked) }
+        if anotherEnded && !held.isEmpty {
+            let waiting = held
+            held.removeAll()
+            for tracked in waiting where !tracked.isOver { handle(tracked.job.resume(), tracked) }
+        }
         var index = 0
         while index < unbegun.count {
             let tracked = unbegun[index]
