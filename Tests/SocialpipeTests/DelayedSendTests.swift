@@ -13,6 +13,10 @@ final class PollingTool: RecordTool {
     /// Whether a success also waits before the next poll (the other way in).
     var waitAfterSuccess = false
     var polls = 3
+    /// Waits by record name, instead of `interval`.
+    var intervals: [String: Double] = [:]
+    /// One rate-limit key for every job's requests (one endpoint), instead of one each.
+    var sharedKey: String?
 
     func start(_ record: Record, reply: Reply) -> Job? {
         PollingJob(name: (try? record.string("name")) ?? nil ?? "?", reply: reply, tool: self)
@@ -32,14 +36,17 @@ final class PollingJob: Job {
     }
 
     var request: RequestSpec {
-        RequestSpec(method: "POST", url: "http://test.invalid/\(name)", idempotent: true, rateLimitKey: name, service: service)
+        RequestSpec(method: "POST", url: "http://test.invalid/\(name)", idempotent: true, rateLimitKey: tool.sharedKey ?? name,
+                    service: service)
     }
 
     func begin() -> JobStep { .send(request) }
 
     func received(_ answer: Answer) -> JobStep {
         answered += 1
-        if tool.waitAfterSuccess && answered < tool.polls { return .sendAfter(request, seconds: tool.interval) }
+        if tool.waitAfterSuccess && answered < tool.polls {
+            return .sendAfter(request, seconds: tool.intervals[name] ?? tool.interval)
+        }
         reply.succeed(answer.json ?? .null)
         return .done
     }
@@ -107,6 +114,23 @@ final class TimedTransport: Transport {
         // b's first request went out while a waited for its second.
         #expect(b[0] < a[1])
         #expect(a[1] - a[0] >= 0.3 && b[1] - b[0] >= 0.3)
+    }
+
+    /// Two records polling the same endpoint (two uploads asking for their
+    /// status): the one told to wait less asks first, not behind the other.
+    @Test func aLongerWaitOnTheSameEndpointDoesNotHoldAShorterOne() throws {
+        let tool = PollingTool()
+        tool.waitAfterSuccess = true
+        tool.polls = 2
+        tool.intervals = ["a": 0.6, "b": 0.05]
+        tool.sharedKey = "GET /status"
+        let transport = TimedTransport { _, _ in (answer("{}"), 1) }
+        let (status, output) = try runLoop(tool, lines: ["\"a\"", "\"b\""], options: ["-j", "2"], transport: transport)
+        #expect(status == .success)
+        #expect(output.count == 2)
+        let a = transport.times("/a"), b = transport.times("/b")
+        #expect(a.count == 2 && b.count == 2)
+        #expect(b[1] < a[1], "b's poll waited behind a's longer wait")
     }
 
     /// A wait of zero (or less) is no wait.

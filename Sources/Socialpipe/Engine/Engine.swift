@@ -342,8 +342,10 @@ public final class Engine {
                 continue
             }
             if exchange.notBefore > now || nextAllowed(key, state) > now {
-                // Keep order within an endpoint: later requests wait behind this one.
-                heldKeys.insert(key)
+                // Keep posts in order within an endpoint: later ones wait behind
+                // this one. Requests that may go in any order (a page, an upload's
+                // status after the wait it was told) do not hold each other up.
+                if !exchange.spec.idempotent || nextAllowed(key, state) > now { heldKeys.insert(key) }
                 index += 1
                 continue
             }
