@@ -46,6 +46,8 @@ public final class Engine {
         var notCompleted = 0
         /// Not to be sent before this monotonic time (backoff).
         var notBefore = 0.0
+        /// Whether `notBefore` is a wait the job asked for (`sendAfter`), not a backoff.
+        var waitIsTheJobs = false
         var request: HTTPRequest?
         init(spec: RequestSpec, order: Int, jobs: [Tracked]) {
             self.spec = spec
@@ -256,6 +258,7 @@ public final class Engine {
         }
         let exchange = Exchange(spec: spec, order: tracked.order, jobs: [tracked])
         exchange.notBefore = notBefore
+        exchange.waitIsTheJobs = notBefore > 0
         if let key = spec.sharing?.key { shared[key] = exchange }
         queue(exchange)
     }
@@ -342,10 +345,12 @@ public final class Engine {
                 continue
             }
             if exchange.notBefore > now || nextAllowed(key, state) > now {
-                // Keep posts in order within an endpoint: later ones wait behind
-                // this one. Requests that may go in any order (a page, an upload's
-                // status after the wait it was told) do not hold each other up.
-                if !exchange.spec.idempotent || nextAllowed(key, state) > now { heldKeys.insert(key) }
+                // Keep order within an endpoint, and keep a backoff (a throttled
+                // token) for every request on it: later ones wait behind this one.
+                // A wait the job asked for (an upload's status after the time X
+                // gave) holds up no other request that may go in any order.
+                let ownWait = exchange.waitIsTheJobs && exchange.spec.idempotent && nextAllowed(key, state) <= now
+                if !ownWait { heldKeys.insert(key) }
                 index += 1
                 continue
             }
@@ -621,6 +626,7 @@ public final class Engine {
     private func retryLater(_ exchange: Exchange, after retryAfter: Double?) {
         let ceiling = min(30.0, 0.5 * Double(1 << min(exchange.attempts, 10)))
         exchange.notBefore = Clock.monotonic() + (retryAfter ?? Double.random(in: 0...ceiling))
+        exchange.waitIsTheJobs = false
         queue(exchange)
     }
 
