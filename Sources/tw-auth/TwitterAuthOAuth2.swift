@@ -270,9 +270,7 @@ final class LogoutJob: Job {
         } catch {
             return .fail(error)
         }
-        let list = JSON.array()
-        for name in revoked { list.append(.string(name)) }
-        ProfileEditor.line(reply, [("profile", .string(profile)), ("revoked", list), ("removed", .bool(true)),
+        ProfileEditor.line(reply, [("profile", .string(profile)), ("revoked", .array(strings: revoked)), ("removed", .bool(true)),
                                  ("credentials", .string(auth.path))])
         return .done
     }

@@ -166,10 +166,8 @@ final class TwitterPoster: RecordTool {
         }
         if let quote = post.quote { body.set("quote_tweet_id", string: quote) }
         if !post.mediaIDs.isEmpty {
-            let ids = JSON.array()
-            for id in post.mediaIDs { ids.append(.string(id)) }
             let media = JSON.object()
-            media.set("media_ids", ids)
+            media.set("media_ids", .array(strings: post.mediaIDs))
             body.set("media", media)
         }
         // RFC 5849 §3.4.1.3: a JSON body is not part of the signature.
@@ -189,11 +187,7 @@ final class TwitterPoster: RecordTool {
         let result = JSON.object()
         result.set("id", string: id)
         result.set("text", string: created["text"]?.string ?? created["full_text"]?.string ?? "")
-        if !mediaIDs.isEmpty {
-            let ids = JSON.array()
-            for id in mediaIDs { ids.append(.string(id)) }
-            result.set("media_ids", ids)
-        }
+        if !mediaIDs.isEmpty { result.set("media_ids", .array(strings: mediaIDs)) }
         return .success(result)
     }
 }

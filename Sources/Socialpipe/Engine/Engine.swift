@@ -227,11 +227,13 @@ public final class Engine {
                 // As it would go out: a request that travels in batches, in a batch of its own.
                 let sent = spec.batchKey != nil ? batching?.combine([spec]) ?? spec : spec
                 let description = Self.describe(try sign(sent), hiding: sent.authorizer?.secretValues ?? [])
-                if let step = tracked.job.dryRun(description["request"] ?? description, of: spec) {
+                if let step = tracked.job.dryRun(description, of: spec) {
                     handle(step, tracked)
                     return
                 }
-                tracked.job.reply.succeed(description)
+                let result = JSON.object()
+                result.set("request", description)
+                tracked.job.reply.succeed(result)
                 finish(tracked, failed: false)
             } catch {
                 fail(tracked, error)
@@ -751,7 +753,7 @@ public final class Engine {
 
     // MARK: Dry run
 
-    /// `{"request": {method, url, headers, body}}` with secrets redacted
+    /// `{method, url, headers, body}` with secrets redacted
     /// (contract §5): by name, and wherever one of `secrets` appears.
     static func describe(_ request: HTTPRequest, hiding secrets: [String] = []) -> JSON {
         let description = JSON.object()
@@ -769,8 +771,6 @@ public final class Engine {
         } else {
             description.set("body", .null)
         }
-        let result = JSON.object()
-        result.set("request", description)
-        return result
+        return description
     }
 }

@@ -153,6 +153,12 @@ public struct JSON {
     public static func object() -> JSON { JSON(owning: json_object()) }
     /// A new empty array.
     public static func array() -> JSON { JSON(owning: json_array()) }
+    /// An array of strings.
+    public static func array(strings: [String]) -> JSON {
+        let array = JSON.array()
+        for value in strings { array.append(.string(value)) }
+        return array
+    }
     /// `null`.
     public static var null: JSON { JSON(owning: json_null()) }
     /// `true` or `false`.

@@ -224,6 +224,12 @@ public final class TokenRefreshing {
     /// `request`, or first the refresh it must wait for.
     public func step(for request: RequestSpec) -> JobStep {
         guard let session, !x.dryRun, session.isExpiring else { return sent(request) }
+        return refreshing(session, before: request)
+    }
+
+    /// The session's refresh, with `request` waiting for it (or `request`
+    /// alone when another process already refreshed the token).
+    private func refreshing(_ session: OAuth2Session, before request: RequestSpec) -> JobStep {
         do throws(RecordError) {
             guard let refresh = try session.refreshRequest(apiBase: x.apiBase, service: x.service) else { return sent(request) }
             pending = request
@@ -267,13 +273,7 @@ public final class TokenRefreshing {
               error.kind == .auth, error.status == 401 else { return nil }
         retriedAfter401 = true
         if session.generation != sentWith { return sent(request) }
-        do throws(RecordError) {
-            guard let refresh = try session.refreshRequest(apiBase: x.apiBase, service: x.service) else { return sent(request) }
-            pending = request
-            return .send(refresh)
-        } catch {
-            return .fail(error)
-        }
+        return refreshing(session, before: request)
     }
 
     /// A failed refresh ends the record as `auth`, saying how to authorize again.
