@@ -23,6 +23,10 @@ final class DeviceJob: Job {
 
     /// Polls are never closer than this, whatever the answer says.
     static let shortestInterval = 1.0
+    /// Nor further apart than this (Graph asks for 5 s).
+    static let longestInterval = 60.0
+    /// The longest a code is waited for (Graph gives 420 s).
+    static let longestLogin = 3600.0
     /// What Graph's slow-down answer adds to the interval.
     static let slowDownStep = 5.0
 
@@ -60,9 +64,10 @@ final class DeviceJob: Job {
                     throw RecordError(.auth, "device/login answered without a code", status: answer.status)
                 }
                 self.code = code
-                if let given = body["interval"]?.number, given > 0 { interval = given }
+                // Within reason, whatever the answer says: a wait is never endless.
+                if let given = body["interval"]?.number, given > 0 { interval = min(given, Self.longestInterval) }
                 interval = max(interval, Self.shortestInterval)
-                let lifetime = body["expires_in"]?.number ?? 420
+                let lifetime = min(max(body["expires_in"]?.number ?? 420, 1), Self.longestLogin)
                 deadline = Clock.monotonic() + lifetime
                 let page = body["verification_uri"]?.string ?? "https://www.facebook.com/device"
                 auth.show("Open \(page) and enter this code: \(userCode)\n"

@@ -94,12 +94,12 @@ final class FacebookAuth: RecordTool {
         guard let token = answer.json?["access_token"]?.string, !token.isEmpty else {
             throw RecordError(.auth, "the token exchange answered without an access_token", status: answer.status)
         }
-        let lifetime = answer.json?["expires_in"]?.number
-        let expiresAt: JSON = lifetime.map { .string(Clock.iso8601(Clock.wall() + $0)) } ?? .null
+        let expiry = Clock.expiry(afterSeconds: answer.json?["expires_in"]?.number, now: Clock.wall()).flatMap(Clock.iso8601)
+        let expiresAt: JSON = expiry.map { .string($0) } ?? .null
         var fields: [(String, JSON)] = [("access_token", .string(token)), ("token_type", .string("user")),
                                         ("app_id", .string(appID)), ("app_secret", .string(appSecret))] + more
         var removing = ["user_access_token"]
-        if lifetime != nil { fields.append(("expires_at", expiresAt)) } else { removing.append("expires_at") }
+        if expiry != nil { fields.append(("expires_at", expiresAt)) } else { removing.append("expires_at") }
         try profiles.store(profile, fields, removing: removing)
         return (expiresAt, request("GET", "/me?fields=id,name", authorizer: try bearer(token, appSecret: appSecret, profile: profile)))
     }

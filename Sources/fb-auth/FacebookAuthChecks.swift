@@ -131,9 +131,9 @@ final class StatusJob: Job {
             if let value = data.member(key), !value.isNull { members.append((key, value)) }
         }
         for key in ["expires_at", "data_access_expires_at"] {
-            // 0: the token never expires.
+            // 0: the token never expires; nor does one that outlives year 9999.
             let seconds = data.member(key)?.integer ?? 0
-            members.append((key, seconds > 0 ? .string(Clock.iso8601(Double(seconds))) : .null))
+            members.append((key, seconds > 0 ? Clock.iso8601(Double(seconds)).map { .string($0) } ?? .null : .null))
         }
         members.append(("scopes", data["scopes"] ?? JSON.array()))
         if !valid {

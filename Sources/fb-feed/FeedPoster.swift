@@ -144,7 +144,7 @@ final class FeedPoster: RecordTool {
         let ahead = time - Int64(Clock.wall())
         guard ahead >= earliestSchedule && ahead <= latestSchedule else {
             let when = ahead < 0 ? "in the past" : ahead < 3600 ? "\(ahead / 60) minutes ahead" : "\(ahead / 86_400) days ahead"
-            throw RecordError(.validation, "scheduled_publish_time \(Clock.iso8601(Double(time))) is \(when); "
+            throw RecordError(.validation, "scheduled_publish_time \(Clock.iso8601(Double(time)) ?? String(time)) is \(when); "
                 + "Facebook schedules posts 10 minutes to 30 days ahead")
         }
         return time

@@ -129,9 +129,9 @@ final class PermissionChecker: RecordTool {
             if let value = data[key], !value.isNull { token.set(key, value) }
         }
         for key: StaticString in ["expires_at", "data_access_expires_at"] {
-            // 0: the token never expires.
-            if let seconds = data[key]?.integer, seconds > 0 {
-                token.set(key, string: Clock.iso8601(Double(seconds)))
+            // 0: the token never expires; nor does one that outlives year 9999.
+            if let seconds = data[key]?.integer, seconds > 0, let time = Clock.iso8601(Double(seconds)) {
+                token.set(key, string: time)
             } else {
                 token.set(key, .null)
             }

@@ -102,7 +102,9 @@ final class OAuth2Job: Job {
         if let clientSecret { stored.set("client_secret", string: clientSecret) }
         stored.set("access_token", string: access)
         if let refresh = body["refresh_token"]?.string { stored.set("refresh_token", string: refresh) }
-        if let lifetime = body["expires_in"]?.number { stored.set("expires_at", string: Clock.iso8601(Clock.wall() + lifetime)) }
+        if let expiry = Clock.expiry(afterSeconds: body["expires_in"]?.number, now: Clock.wall()).flatMap(Clock.iso8601) {
+            stored.set("expires_at", string: expiry)
+        }
         stored.set("scopes", string: body["scope"]?.string ?? auth.scopes)
         do throws(RecordError) {
             try auth.profiles.store(profile, [("oauth2", stored)])
@@ -190,7 +192,7 @@ final class StatusJob: Job {
         var members: [(String, JSON)] = [("profile", .string(profile)), ("method", .string(method)), ("valid", .bool(valid))]
         if let account { members.append(("account", account)) }
         if let session = authorizer?.session {
-            members.append(("expires_at", session.expiresAt.map { .string(Clock.iso8601($0)) } ?? .null))
+            members.append(("expires_at", session.expiresAt.flatMap(Clock.iso8601).map { .string($0) } ?? .null))
             members.append(("scopes", session.scopes.map { .string($0) } ?? .null))
         }
         if let problem { members.append(("problem", .string(problem))) }

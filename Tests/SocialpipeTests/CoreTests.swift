@@ -302,5 +302,82 @@ func base64(_ bytes: [UInt8]) -> String {
 @Suite struct ClockTests {
     @Test func formatsUTC() {
         #expect(Clock.iso8601(1_318_622_958) == "2011-10-14T20:09:18Z")
+        #expect(Clock.iso8601(0) == "1970-01-01T00:00:00Z")
+        #expect(Clock.iso8601(Clock.latestEpoch) == "9999-12-31T23:59:59Z")
+    }
+
+    /// Times come from servers and files: any number gives a date or nil, never a trap.
+    @Test func aNumberThatIsNoDateHasNoText() {
+        for epoch in [-1, Clock.latestEpoch + 1, 1e19, 9_223_372_036_854_775_808, 1e300, -1e300, .infinity, -.infinity, .nan] {
+            #expect(Clock.iso8601(epoch) == nil, "\(epoch)")
+        }
+    }
+
+    @Test func secondsAreDigitsOrInfinityNeverASignOrNaN() {
+        #expect(Clock.seconds("120") == 120)
+        #expect(Clock.seconds("0") == 0)
+        #expect(Clock.seconds("1.5") == 1.5)
+        #expect(Clock.seconds("1e300") == 1e300)
+        #expect(Clock.seconds("9223372036854775808") == 9_223_372_036_854_775_808)
+        #expect(Clock.seconds("inf") == .infinity)
+        #expect(Clock.seconds("1e999") == .infinity)
+        for text in ["-1", "+5", "nan", "NaN", "text", "0x10", "", " 12", "1e", "1.2.3"] {
+            #expect(Clock.seconds(text) == nil, "\(text)")
+        }
+    }
+
+    @Test func aLifetimeEndsOnADateOrIsUnknown() {
+        #expect(Clock.expiry(afterSeconds: 7200, now: 1_000_000) == 1_007_200)
+        for seconds in [0, -1, 1e300, .infinity, Clock.latestEpoch] as [Double] {
+            #expect(Clock.expiry(afterSeconds: seconds, now: 1_000_000) == nil, "\(seconds)")
+        }
+        #expect(Clock.expiry(afterSeconds: nil, now: 1_000_000) == nil)
+    }
+
+    @Test func readsHTTPDates() {
+        #expect(Clock.epoch(httpDate: "Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
+        for text in ["Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "Sun, 06 Nov 1994 08:49:37 UTC", "120"] {
+            #expect(Clock.epoch(httpDate: text) == nil, "\(text)")
+        }
+    }
+
+    @Test func retryAfterIsSecondsOrADate() {
+        func response(_ value: String) -> HTTPResponse { HTTPResponse(status: 429, headers: [("retry-after", value)], body: []) }
+        #expect(response("30").retryAfter(now: 0) == 30)
+        #expect(response("Sun, 06 Nov 1994 08:49:37 GMT").retryAfter(now: 784_111_707) == 70)
+        #expect(response("Sun, 06 Nov 1994 08:49:37 GMT").retryAfter(now: 784_111_800) == 0)
+        #expect(response("inf").retryAfter(now: 0) == .infinity)
+        #expect(response("-1").retryAfter(now: 0) == nil)
+        #expect(response("nan").retryAfter(now: 0) == nil)
+        #expect(HTTPResponse(status: 429, headers: [], body: []).retryAfter(now: 0) == nil)
+    }
+}
+
+@Suite struct SpellingTests {
+    @Test func aSlipFindsTheNameMeant() {
+        let keys = ["username", "user_id", "max", "pagination_token", "cursor", "profile"]
+        #expect(Spelling.nearest(to: "usename", among: keys) == "username")
+        #expect(Spelling.nearest(to: "userid", among: keys) == "user_id")
+        #expect(Spelling.nearest(to: "curosr", among: keys) == "cursor")
+        #expect(Spelling.nearest(to: "Profile", among: keys) == "profile")
+    }
+
+    @Test func aWordFarFromEveryNameFindsNone() {
+        let keys = ["username", "user_id", "max", "pagination_token", "cursor", "profile"]
+        for word in ["text", "pagination", "x", "mx", ""] {
+            #expect(Spelling.nearest(to: word, among: keys) == nil, "\(word)")
+        }
+    }
+
+    @Test func aRecordWithAnUnknownKeyNamesItAndTheNearest() throws {
+        let record = Record(line: 1, fields: try JSON.parse(#"{"usename":"jack"}"#).get())
+        #expect(throws: RecordError.self) { try record.refuseUnknownKeys(["username", "profile"]) }
+        do {
+            try record.refuseUnknownKeys(["username", "profile"])
+        } catch {
+            #expect(error.kind == .input)
+            #expect(error.message == #"unknown field "usename" (did you mean "username"?); the fields are username, profile"#)
+        }
+        try Record(line: 1, fields: try JSON.parse(#"{"username":"jack"}"#).get()).refuseUnknownKeys(["username", "profile"])
     }
 }

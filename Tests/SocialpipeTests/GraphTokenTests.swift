@@ -56,10 +56,10 @@ import Testing
 
     @Test func expiryIsReadAsFbAuthWritesItOrAsEpochSeconds() throws {
         let section = try JSON.parse(#"{"a":"2026-12-24T10:00:00Z","b":1798106400,"c":"soon"}"#).get()
-        #expect(FacebookCredentials.expiry(section.member("a")) == 1_798_106_400)
-        #expect(FacebookCredentials.expiry(section.member("b")) == 1_798_106_400)
-        #expect(FacebookCredentials.expiry(section.member("c")) == nil)
-        #expect(FacebookCredentials.expiry(nil) == nil)
+        #expect(CredentialField.time(section.member("a")) == 1_798_106_400)
+        #expect(CredentialField.time(section.member("b")) == 1_798_106_400)
+        #expect(CredentialField.time(section.member("c")) == nil)
+        #expect(CredentialField.time(nil) == nil)
     }
 
     /// Through GraphSetup, as fb-feed and fb-perm-check use it: the first

@@ -574,10 +574,22 @@ public final class Engine {
             ambiguous.status = response.status
             failExchange(exchange, ambiguous)
         } else if exchange.attempts <= retries && interruption == nil {
-            retryLater(exchange, after: response.header("retry-after").flatMap { Double($0) })
+            let retryAfter = response.retryAfter(now: Clock.wall())
+            if let retryAfter, retryAfter > maxWait {
+                var error = error
+                error.message += " (the server asked to be asked again in \(Self.describe(seconds: retryAfter)), beyond --max-wait)"
+                failExchange(exchange, error)
+            } else {
+                retryLater(exchange, after: retryAfter)
+            }
         } else {
             failExchange(exchange, error)
         }
+    }
+
+    /// `120 s`, or `more than a day` for a wait no run makes.
+    static func describe(seconds: Double) -> String {
+        seconds < 86_400 ? "\(Int(seconds.rounded(.up))) s" : "more than a day"
     }
 
     /// A throttled request was not applied, so even a post may go again.
@@ -600,7 +612,7 @@ public final class Engine {
                 queue(exchange)
             }
         } else if exchange.attempts <= retries && interruption == nil {
-            let retryAfter = response.header("retry-after").flatMap { Double($0) }
+            let retryAfter = response.retryAfter(now: now)
             if let retryAfter, retryAfter > maxWait {
                 failExchange(exchange, rateLimitError(until: now + retryAfter, status: response.status, message: error.message,
                                                       from: error))
@@ -613,14 +625,19 @@ public final class Engine {
         }
     }
 
-    /// A `rate_limit` error with the time waiting would end, keeping the
+    /// A `rate_limit` error with the time waiting would end (`reset`, when
+    /// that is a date at all: a server may name any number), keeping the
     /// API's own fields of the answer that said so (`answer`), if one did.
     private func rateLimitError(until: Double, status: Int?, message: String, from answer: RecordError? = nil) -> RecordError {
         var error = answer ?? RecordError(.rateLimit, message)
         error.kind = .rateLimit
-        error.message = message + " until " + Clock.iso8601(until)
         error.status = status
-        error.extras.append(("reset", .string(Clock.iso8601(until))))
+        if let reset = Clock.iso8601(until) {
+            error.message = message + " until " + reset
+            error.extras.append(("reset", .string(reset)))
+        } else {
+            error.message = message + " (the wait asked for is beyond any date)"
+        }
         return error
     }
 

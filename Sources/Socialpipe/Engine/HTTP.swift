@@ -165,6 +165,15 @@ public struct HTTPResponse: Sendable {
     public func header(_ name: String) -> String? {
         headers.last { $0.name == name }?.value
     }
+
+    /// The wait `Retry-After` asks for, in seconds from `now`: delay-seconds
+    /// or an HTTP-date (RFC 9110 §10.2.3); nil when absent or unreadable.
+    /// It may be as large as +infinity, a wait no run makes.
+    public func retryAfter(now: Double) -> Double? {
+        guard let value = header("retry-after") else { return nil }
+        if let seconds = Clock.seconds(value) { return seconds }
+        return Clock.epoch(httpDate: value).map { max(0, Double($0) - now) }
+    }
 }
 
 /// A response's body, parsed at most once and only when something reads it:

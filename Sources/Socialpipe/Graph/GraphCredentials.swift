@@ -24,14 +24,9 @@ public struct FacebookCredentials: Sendable {
         self.expiresAt = expiresAt
     }
 
-    /// A section's `expires_at`: ISO 8601 as fb-auth writes it, or epoch seconds.
-    public static func expiry(_ value: JSON?) -> Double? {
-        if let seconds = value?.number { return seconds }
-        return value?.string.flatMap { Clock.epoch(iso8601: $0) }.map(Double.init)
-    }
-
-    /// The fields of a profile's `facebook` section that must be strings (checked at start).
-    public static let fileFields = ["facebook": ["access_token", "app_secret", "app_id", "token_type"]]
+    /// The fields of a profile's `facebook` section checked at start.
+    public static let fileFields: [CredentialField] = ["access_token", "app_secret", "app_id", "token_type"]
+        .map { CredentialField.string("facebook", $0) } + [.time("facebook", "expires_at")]
 }
 
 /// The Facebook credentials a record gets.
@@ -50,7 +45,7 @@ extension CredentialSource where Credentials == FacebookCredentials {
             return FacebookCredentials(accessToken: token, appSecret: section["app_secret"]?.string,
                                        appID: section["app_id"]?.string, origin: "profile \"\(name)\"", profile: name,
                                        tokenType: section["token_type"]?.string,
-                                       expiresAt: FacebookCredentials.expiry(section["expires_at"]))
+                                       expiresAt: CredentialField.time(section["expires_at"]))
         }
     }
 

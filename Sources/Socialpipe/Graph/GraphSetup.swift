@@ -24,7 +24,7 @@ public struct GraphSetup {
 
     public init(arguments: ParsedArguments, tool: ToolDescription) throws(StartupError) {
         versionRoot = try Self.versionRoot(arguments)
-        credentials = FacebookCredentialSource(try CredentialStore.load(arguments, stringFields: FacebookCredentials.fileFields))
+        credentials = FacebookCredentialSource(try CredentialStore.load(arguments, fields: FacebookCredentials.fileFields))
         if !credentials.mayHaveCredentials && !arguments.isSet(CommonOptions.dryRun) {
             throw FacebookCredentialSource.missingEverywhere(tool.name)
         }
@@ -75,12 +75,14 @@ public struct GraphSetup {
         guard credentials.tokenType == "user", let profile = credentials.profile, let expiresAt = credentials.expiresAt,
               expiresAt - now < Self.expiryNotice else { return nil }
         let renew = "get a new one with fb-auth device --profile \(profile) (or fb-auth exchange --profile \(profile))"
+        // The credentials file's times are checked when it is read.
+        let when = Clock.iso8601(expiresAt) ?? "an unknown time"
         if expiresAt <= now {
-            return "the Facebook user token of profile \"\(profile)\" expired at \(Clock.iso8601(expiresAt)): \(renew)"
+            return "the Facebook user token of profile \"\(profile)\" expired at \(when): \(renew)"
         }
         let days = (expiresAt - now) / 86400
         let left = days < 1 ? "less than a day" : days < 1.5 ? "1 day" : "\(Int(days.rounded())) days"
-        return "the Facebook user token of profile \"\(profile)\" expires at \(Clock.iso8601(expiresAt)) (in \(left)): \(renew)"
+        return "the Facebook user token of profile \"\(profile)\" expires at \(when) (in \(left)): \(renew)"
     }
 
     /// A request to `path` under the version root (`/me/permissions`),

@@ -38,7 +38,8 @@ struct ProgressLine {
             text += ", \(Self.mebibytes(uploaded.sent)) of \(Self.mebibytes(uploaded.total)) MiB uploaded"
         }
         if let waitingUntil {
-            let seconds = max(0, Int(waitingUntil - Clock.wall()))
+            // Clamped before the conversion: a wait read from a server may be any number.
+            let seconds = Int(min(max(0, waitingUntil - Clock.wall()), 1e9))
             let padded = seconds % 60 < 10 ? "0\(seconds % 60)" : "\(seconds % 60)"
             text += ", waiting \(seconds / 60):\(padded) for the rate limit"
         }

@@ -10,6 +10,16 @@ public struct Record {
         self.fields = fields
     }
 
+    /// An `input` error for the first member whose key is not among `known`,
+    /// naming the nearest known key when one is close: a misspelt key must
+    /// not quietly change what the record asks for.
+    public func refuseUnknownKeys(_ known: [String]) throws(RecordError) {
+        for (key, _) in fields.members where !known.contains(key) {
+            let hint = Spelling.nearest(to: key, among: known).map { " (did you mean \"\($0)\"?)" } ?? ""
+            throw .input("unknown field \"\(key)\"\(hint); the fields are " + known.joined(separator: ", "))
+        }
+    }
+
     /// The string member `key`; nil when absent or null; an `input` error for another type.
     public func string(_ key: StaticString) throws(RecordError) -> String? {
         switch fields.withStringMember(key, { String(decoding: $0, as: UTF8.self) }) {

@@ -16,14 +16,64 @@ public enum Clock {
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
-    /// `2026-12-02T10:15:00Z` for an epoch second.
-    public static func iso8601(_ epoch: Double) -> String {
+    /// The last second ISO 8601's four-digit years can write, 9999-12-31T23:59:59Z.
+    public static let latestEpoch = 253_402_300_799.0
+
+    /// `2026-12-02T10:15:00Z` for an epoch second from 1970 to `latestEpoch`;
+    /// nil for any other number. Times come from servers and files, and
+    /// `time_t(1e300)` would trap.
+    public static func iso8601(_ epoch: Double) -> String? {
+        guard epoch >= 0 && epoch <= latestEpoch else { return nil }
         var seconds = time_t(epoch)
         var parts = tm()
-        gmtime_r(&seconds, &parts)
+        guard gmtime_r(&seconds, &parts) != nil else { return nil }
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+        let year = parts.tm_year + 1900
+        let digits = year < 10 ? "000" : year < 100 ? "00" : year < 1000 ? "0" : ""
+        return "\(digits)\(year)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+
+    /// A count of seconds as an API writes it in a header or an answer
+    /// (`Retry-After: 120`, `x-rate-limit-reset: 1764580000`): digits, with
+    /// perhaps a fraction and an exponent, or `inf`. Nil for anything else:
+    /// a sign, NaN, hexadecimal, text. A number too large to be a time comes
+    /// out as it is (up to +infinity): it is never a date (`iso8601` is nil)
+    /// and always beyond any wait's limit, so it cannot be waited for.
+    public static func seconds<Text: StringProtocol>(_ text: Text) -> Double? {
+        let lowered = text.lowercased()
+        if lowered == "inf" || lowered == "infinity" { return .infinity }
+        var digits = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digits += 1
+            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"), UInt8(ascii: "-"): break
+            default: return nil
+            }
+        }
+        guard digits > 0, text.first.map({ $0 != "-" && $0 != "+" }) ?? false,
+              let value = Double(String(text)), !value.isNaN, value >= 0 else { return nil }
+        return value
+    }
+
+    /// When a lifetime read from an answer (`expires_in`) ends: `now` plus
+    /// `seconds` when that is a date `iso8601` can write; nil (no known
+    /// expiry) for a lifetime that is not positive, or so long that the
+    /// token outlives any date (it is then used until the API refuses it).
+    public static func expiry(afterSeconds seconds: Double?, now: Double) -> Double? {
+        guard let seconds, seconds > 0, now + seconds <= latestEpoch else { return nil }
+        return now + seconds
+    }
+
+    /// The epoch second of an HTTP-date in its preferred form, IMF-fixdate
+    /// (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110 §5.6.7); nil for anything else.
+    public static func epoch(httpDate text: String) -> Int64? {
+        let words = text.split(separator: " ", omittingEmptySubsequences: false)
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        guard words.count == 6, words[0].count == 4, words[0].hasSuffix(","), words[1].count == 2, words[3].count == 4,
+              words[4].count == 8, words[5] == "GMT", let month = months.firstIndex(of: String(words[2])) else { return nil }
+        let number = month + 1 < 10 ? "0\(month + 1)" : "\(month + 1)"
+        return epoch(iso8601: "\(words[3])-\(number)-\(words[1])T\(words[4])Z")
     }
 
     /// The epoch second of `2026-12-24T10:00:00Z`, `…T10:00+01:00` or

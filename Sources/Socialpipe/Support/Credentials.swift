@@ -12,9 +12,10 @@ public struct CredentialStore {
 
     /// Reads the file named by `--credentials`, `$SOCIALPIPE_CREDENTIALS` or
     /// the XDG default, and settles the profile from `--profile` or
-    /// `$SOCIALPIPE_PROFILE`. `stringFields` lists, per service section, the
-    /// fields that must be strings when present.
-    public static func load(_ arguments: ParsedArguments, stringFields: [String: [String]]) throws(StartupError) -> CredentialStore {
+    /// `$SOCIALPIPE_PROFILE`. `fields` are the service's fields whose values
+    /// are checked in every profile, so that a bad one is found before the
+    /// first record.
+    public static func load(_ arguments: ParsedArguments, fields: [CredentialField]) throws(StartupError) -> CredentialStore {
         let explicitPath = Self.explicitPath(arguments)
         let path = Self.path(arguments)
         let requestedProfile = arguments.value(CommonOptions.profile) ?? Environment.nonEmpty("SOCIALPIPE_PROFILE")
@@ -34,14 +35,8 @@ public struct CredentialStore {
                 guard table.kind == .object else { throw problem("\"profiles\" must be an object") }
                 for (name, profile) in table.members {
                     guard profile.kind == .object else { throw problem("profile \"\(name)\" must be an object") }
-                    for (service, fields) in stringFields {
-                        guard let section = profile.member(service) else { continue }
-                        guard section.kind == .object else { throw problem("profile \"\(name)\": \"\(service)\" must be an object") }
-                        for field in fields {
-                            if let value = section.member(field), !value.isNull, value.string == nil {
-                                throw problem("profile \"\(name)\": \(service).\(field) must be a string")
-                            }
-                        }
+                    for field in fields {
+                        if let why = field.problem(in: profile) { throw problem("profile \"\(name)\": \(why)") }
                     }
                     profiles[name] = profile
                 }
@@ -103,6 +98,49 @@ public struct CredentialStore {
         case .failure(let error):
             throw .configuration("credentials file \(path): invalid JSON at line \(error.line), column \(error.lineColumn): \(error.message)")
         }
+    }
+}
+
+/// A field of a profile whose value is checked when the credentials file is
+/// read: a string, or a time (ISO 8601 with a zone, or epoch seconds). A
+/// value out of range stops the run with exit 3, naming profile and key,
+/// before it can reach a conversion that would trap.
+public struct CredentialField: Sendable {
+    public enum Kind: Sendable { case string, time }
+    /// Its place in a profile: `["twitter", "consumer_key"]`, `["twitter", "oauth2", "expires_at"]`.
+    public let path: [String]
+    public let kind: Kind
+
+    public static func string(_ path: String...) -> CredentialField { CredentialField(path: path, kind: .string) }
+    public static func time(_ path: String...) -> CredentialField { CredentialField(path: path, kind: .time) }
+
+    /// What is wrong with the field in `profile`, or nil. The service's
+    /// section must be an object; deeper objects that are not are left to
+    /// the service, which then finds no credentials there.
+    func problem(in profile: JSON) -> String? {
+        guard let service = path.first, let section = profile.member(service) else { return nil }
+        guard section.kind == .object else { return "\"\(service)\" must be an object" }
+        var value = section
+        for key in path.dropFirst() {
+            guard value.kind == .object, let member = value.member(key) else { return nil }
+            value = member
+        }
+        guard !value.isNull else { return nil }
+        let name = path.joined(separator: ".")
+        switch kind {
+        case .string:
+            return value.string == nil ? "\(name) must be a string" : nil
+        case .time:
+            return Self.time(value) == nil
+                ? "\(name) must be an ISO 8601 time with a zone or epoch seconds, from 1970 to 9999 (got \(value.dumped()))" : nil
+        }
+    }
+
+    /// The epoch second of a time field's value, when it is one `Clock.iso8601` can write.
+    public static func time(_ value: JSON?) -> Double? {
+        guard let value else { return nil }
+        if let seconds = value.number { return seconds >= 0 && seconds <= Clock.latestEpoch ? seconds : nil }
+        return value.string.flatMap { Clock.epoch(iso8601: $0) }.map(Double.init).flatMap { $0 >= 0 ? $0 : nil }
     }
 }
 

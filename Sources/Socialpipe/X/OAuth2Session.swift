@@ -20,11 +20,7 @@ public struct OAuth2Token: Sendable {
         self.accessToken = accessToken
         clientSecret = section["client_secret"]?.string
         refreshToken = section["refresh_token"]?.string
-        if let seconds = section["expires_at"]?.number {
-            expiresAt = seconds
-        } else if let text = section["expires_at"]?.string {
-            expiresAt = Clock.epoch(iso8601: text).map(Double.init)
-        }
+        expiresAt = CredentialField.time(section["expires_at"])
         if let text = section["scopes"]?.string {
             scopes = text
         } else if let list = section["scopes"], list.kind == .array {
@@ -142,14 +138,18 @@ public final class OAuth2Session {
         var next = token
         next.accessToken = access
         if let refresh = body["refresh_token"]?.string { next.refreshToken = refresh }
-        next.expiresAt = body["expires_in"]?.number.map { Clock.wall() + $0 }
+        next.expiresAt = Clock.expiry(afterSeconds: body["expires_in"]?.number, now: Clock.wall())
         if let scopes = body["scope"]?.string { next.scopes = scopes }
         do {
             let document = try CredentialFile.read(path)
             let section = Self.section(of: document, profile: profile, create: true)
             section?.set("access_token", string: access)
             if let refresh = next.refreshToken { section?.set("refresh_token", string: refresh) }
-            if let expiresAt = next.expiresAt { section?.set("expires_at", string: Clock.iso8601(expiresAt)) }
+            if let expiry = next.expiresAt.flatMap(Clock.iso8601) {
+                section?.set("expires_at", string: expiry)
+            } else {
+                section?.remove(member: "expires_at")
+            }
             if let scopes = next.scopes { section?.set("scopes", string: scopes) }
             try CredentialFile.replace(path, with: document)
         } catch {

@@ -46,9 +46,10 @@ public struct TwitterCredentials: Sendable {
 
     static let environmentOrigin = "the environment"
 
-    /// The fields of a profile's `twitter` section, all strings (checked at start).
-    public static let fileFields = ["twitter": ["consumer_key", "consumer_secret", "access_token", "access_token_secret",
-                                                "bearer_token"]]
+    /// The fields of a profile's `twitter` section checked at start.
+    public static let fileFields: [CredentialField] = ["consumer_key", "consumer_secret", "access_token", "access_token_secret",
+                                                       "bearer_token"].map { CredentialField.string("twitter", $0) }
+        + [.time("twitter", "oauth2", "expires_at")]
 }
 
 /// The X credentials a record gets.

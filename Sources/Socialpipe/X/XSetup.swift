@@ -24,7 +24,7 @@ public struct XSetup {
     public init(arguments: ParsedArguments, tool: ToolDescription) throws(StartupError) {
         apiBase = try APIBase.resolve(option: arguments.value(CommonOptions.apiBase(help: Self.apiBaseHelp)),
                                       environmentVariable: "TW_API_BASE", fallback: "https://api.x.com")
-        let store = try CredentialStore.load(arguments, stringFields: TwitterCredentials.fileFields)
+        let store = try CredentialStore.load(arguments, fields: TwitterCredentials.fileFields)
         credentialsPath = store.filePath
         credentials = TwitterCredentialSource(store)
         dryRun = arguments.isSet(CommonOptions.dryRun)
