@@ -39,7 +39,7 @@ import Testing
 
     @Test func aUserTokenExpiringWithinSevenDaysIsWarnedAbout() {
         let warning = GraphSetup.expiryWarning(credentials(type: "user", expiresIn: 2.9), now: now)
-        #expect(warning?.contains("profile \"work\" expires at \(Clock.iso8601(now + 2.9 * 86400)) (in 3 days)") == true)
+        #expect(warning?.contains("profile \"work\" expires at \(Clock.iso8601(now + 2.9 * 86400) ?? "?") (in 3 days)") == true)
         #expect(GraphSetup.expiryWarning(credentials(type: "user", expiresIn: 1.2), now: now)?.contains("(in 1 day)") == true)
         #expect(warning?.contains("fb-auth device --profile work") == true)
         #expect(GraphSetup.expiryWarning(credentials(type: "user", expiresIn: 0.5), now: now)?.contains("less than a day") == true)
@@ -69,7 +69,7 @@ import Testing
         let fd = mkstemp(&template)
         let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         defer { unlink(path) }
-        let soon = Clock.iso8601(Clock.wall() + 2 * 86400)
+        let soon = Clock.iso8601(Clock.wall() + 2 * 86400) ?? "?"
         var text = #"{"default":"work","profiles":{"work":{"facebook":{"access_token":"t","token_type":"user","expires_at":"\#(soon)"}}}}"#
         _ = text.withUTF8 { write(fd, $0.baseAddress, $0.count) }
         close(fd)
