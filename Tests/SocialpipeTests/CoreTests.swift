@@ -169,6 +169,40 @@ func base64(_ bytes: [UInt8]) -> String {
         #expect(RawJSON([0x22, 0xFF, 0x22]) == nil)
     }
 
+    /// What jansson alone let through, and jq refuses.
+    @Test func refusesWhatJqCannotRead() {
+        let bad: [[UInt8]] = [Array(#"{"n":280"#.utf8) + [0] + Array("}".utf8), Array(#"{"a":1}"#.utf8) + [0],
+                              Array("{\"a\":\u{A0}1}".utf8), Array(#"{"a":1}"#.utf8) + [0x0B], Array(#"[1,"#.utf8) + [0x0C, 0x5D],
+                              Array(#""\ud800""#.utf8), Array(#""\udc00""#.utf8), Array(#""\ud800\u0041""#.utf8),
+                              Array(#""\udbff\udbff""#.utf8), Array(#""\ud800\"#.utf8)]
+        for text in bad { #expect(RawJSON(text) == nil, "\(text)") }
+        #expect(RawJSON(Array(#""\ud83d\ude00 \u00e9 \u0000""#.utf8)) != nil)
+        #expect(RawJSON(Array(("\"a\u{7F}b\"").utf8)) != nil)
+    }
+
+    @Test func nestingStopsAtSixtyFourLevels() {
+        let deepest = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
+        let tooDeep = String(repeating: "{\"a\":", count: 65) + "1" + String(repeating: "}", count: 65)
+        #expect(RawJSON(Array(deepest.utf8)) != nil)
+        #expect(RawJSON(Array(tooDeep.utf8)) == nil)
+    }
+
+    @Test func saysWhereAndWhatIsWrong() {
+        func problem(_ text: [UInt8]) -> JSONSyntaxError? {
+            if case .failure(let error) = text.withUnsafeBufferPointer { JSONValidation.check($0) } { return error }
+            return nil
+        }
+        #expect(problem(Array(#"{"n":280"#.utf8) + [0, 0x7D])?.offset == 8)
+        #expect(problem(Array(#"{"n":280"#.utf8) + [0, 0x7D])?.reason == "byte 0x00 where ',' or '}' should be")
+        #expect(problem(Array(#"{"a":"x"} x"#.utf8))?.reason == "'x' after the value")
+        #expect(problem(Array(#"["\udc00"]"#.utf8))?.offset == 2)
+        #expect(problem(Array("[\"a\u{1}\"]".utf8))?.reason == "control character 0x01 in a string (it must be escaped)")
+        #expect(problem(Array(#"["\x"]"#.utf8))?.reason == "invalid escape: 'x' after a backslash")
+        #expect(problem([0x22, 0x61, 0xFF, 0x22])?.offset == 2)
+        #expect(problem(Array(String(repeating: "[", count: 65).utf8))?.reason == "nested deeper than 64 levels")
+        #expect(problem(Array("tru".utf8))?.reason == "invalid literal (expected true)")
+    }
+
     @Test func readsMembersElementsAndStringsInPlace() throws {
         let page = try #require(RawJSON(Array(#"{ "data" : [ {"id":"1","n":"a \"q\""} , {"id":"2"} ], "meta":{"next_token":"t\/1"} }"#.utf8)))
         let data = try #require(page.member("data", of: page.root))

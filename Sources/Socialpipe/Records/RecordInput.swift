@@ -86,10 +86,16 @@ final class RecordInput {
                 fields.set(member: field, stringBytes: bytes)
                 return .record(Record(line: number, fields: fields), text: nil)
             }
+            // A plain text line is the likeliest mistake, and -R its cure.
+            let hint = primaryField == nil ? "" : "; for plain text lines use -R"
+            // The whole line must be one value: jansson alone takes `280<NUL>` for
+            // 280 and drops the rest, and the echo would copy the NUL out.
+            if case .failure(let problem) = JSONValidation.check(bytes, knownUTF8: true) {
+                return .unusable(line: number, start: Array(bytes.prefix(LineReader.prefixLength)),
+                                 message: "invalid JSON at column \(problem.offset + 1): \(problem.reason)\(hint)")
+            }
             switch JSON.parse(bytes) {
             case .failure(let error):
-                // A plain text line is the likeliest mistake, and -R its cure.
-                let hint = primaryField == nil ? "" : "; for plain text lines use -R"
                 return .unusable(line: number, start: Array(bytes.prefix(LineReader.prefixLength)),
                                  message: "invalid JSON at column \(error.column): \(error.message)\(hint)")
             case .success(let value):

@@ -8,13 +8,10 @@ public struct RawJSON {
     /// Where the top-level value is.
     public let root: Range<Int>
 
-    /// The text, when it is exactly one valid JSON value (RFC 8259) in UTF-8.
+    /// The text, when `JSONValidation` accepts it.
     public init?(_ bytes: [UInt8]) {
         self.bytes = bytes
-        guard let root = bytes.withUnsafeBufferPointer({ text -> Range<Int>? in
-            var checker = Checker(text)
-            return checker.document()
-        }) else { return nil }
+        guard case .success(let root) = bytes.withUnsafeBufferPointer({ JSONValidation.check($0) }) else { return nil }
         self.root = root
     }
 
@@ -132,13 +129,61 @@ private struct Walker {
     }
 }
 
-/// A recursive-descent check of RFC 8259's grammar, UTF-8 included.
+/// Why a text is not exactly one acceptable JSON value: where it goes wrong
+/// (a byte offset) and how.
+public struct JSONSyntaxError: Error, Sendable {
+    public let offset: Int
+    public let reason: String
+}
+
+/// The one check of JSON text that comes from outside (an input line, an
+/// answer's body) before any of it is copied into the output: RFC 8259's
+/// grammar exactly (whitespace is space, tab, CR and LF only; nothing after
+/// the value), UTF-8 in strings, escapes that are whole characters (a lone
+/// surrogate is refused: jq rejects it), and nesting no deeper than
+/// `maximumDepth`.
+public enum JSONValidation {
+    /// The deepest nesting accepted. jq 1.6 gives up past 256 levels and
+    /// counts an object as two, and the envelope adds one: 64 keeps every
+    /// line written readable by jq, with room to spare.
+    public static let maximumDepth = 64
+
+    /// The range of the value when `bytes` is exactly one acceptable JSON
+    /// value; `knownUTF8`: the caller has checked that all of `bytes` is UTF-8.
+    public static func check(_ bytes: UnsafeBufferPointer<UInt8>, knownUTF8: Bool = false) -> Result<Range<Int>, JSONSyntaxError> {
+        var checker = Checker(bytes, knownUTF8: knownUTF8)
+        if let root = checker.document() { return .success(root) }
+        return .failure(checker.failure ?? JSONSyntaxError(offset: checker.index, reason: "invalid JSON"))
+    }
+}
+
+/// A recursive-descent walk of the grammar; the first problem found stops it.
 private struct Checker {
     let bytes: UnsafeBufferPointer<UInt8>
+    let knownUTF8: Bool
     var index = 0
     var depth = 0
+    var failure: JSONSyntaxError?
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    init(_ bytes: UnsafeBufferPointer<UInt8>, knownUTF8: Bool) {
+        self.bytes = bytes
+        self.knownUTF8 = knownUTF8
+    }
+
+    /// Records the problem at `offset` and answers false, for `guard … else { return fail(…) }`.
+    mutating func fail(_ reason: String, at offset: Int? = nil) -> Bool {
+        if failure == nil { failure = JSONSyntaxError(offset: offset ?? index, reason: reason) }
+        return false
+    }
+
+    /// What the byte at `position` (default: `index`) is, for a message.
+    func describeByte(at position: Int? = nil) -> String {
+        let position = position ?? index
+        guard position < bytes.count else { return "the end of the text" }
+        let byte = bytes[position]
+        if byte >= 0x21 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
+        return "byte 0x" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+    }
 
     mutating func document() -> Range<Int>? {
         skipSpace()
@@ -146,7 +191,11 @@ private struct Checker {
         guard value() else { return nil }
         let end = index
         skipSpace()
-        return index == bytes.count ? start..<end : nil
+        guard index == bytes.count else {
+            _ = fail("\(describeByte()) after the value")
+            return nil
+        }
+        return start..<end
     }
 
     mutating func skipSpace() {
@@ -156,7 +205,7 @@ private struct Checker {
     }
 
     mutating func value() -> Bool {
-        guard index < bytes.count else { return false }
+        guard index < bytes.count else { return fail("the text ends where a value should be") }
         switch bytes[index] {
         case 0x7B: return container(close: 0x7D, members: true)
         case 0x5B: return container(close: 0x5D, members: false)
@@ -164,13 +213,16 @@ private struct Checker {
         case 0x74: return literal("true")
         case 0x66: return literal("false")
         case 0x6E: return literal("null")
-        default: return number()
+        case 0x2D, 0x30...0x39: return number()
+        default: return fail("\(describeByte()) where a value should be")
         }
     }
 
     mutating func container(close: UInt8, members: Bool) -> Bool {
         depth += 1
-        guard depth <= 512 else { return false }
+        guard depth <= JSONValidation.maximumDepth else {
+            return fail("nested deeper than \(JSONValidation.maximumDepth) levels")
+        }
         defer { depth -= 1 }
         index += 1
         skipSpace()
@@ -180,20 +232,24 @@ private struct Checker {
         }
         while true {
             if members {
-                guard index < bytes.count, bytes[index] == 0x22, string() else { return false }
+                guard index < bytes.count, bytes[index] == 0x22 else {
+                    return fail("\(describeByte()) where a member's name (a string) should be")
+                }
+                guard string() else { return false }
                 skipSpace()
-                guard index < bytes.count, bytes[index] == 0x3A else { return false }
+                guard index < bytes.count, bytes[index] == 0x3A else { return fail("\(describeByte()) where ':' should be") }
                 index += 1
                 skipSpace()
             }
             guard value() else { return false }
             skipSpace()
-            guard index < bytes.count else { return false }
-            if bytes[index] == close {
+            if index < bytes.count && bytes[index] == close {
                 index += 1
                 return true
             }
-            guard bytes[index] == 0x2C else { return false }
+            guard index < bytes.count, bytes[index] == 0x2C else {
+                return fail("\(describeByte()) where ',' or '\(Character(Unicode.Scalar(close)))' should be")
+            }
             index += 1
             skipSpace()
         }
@@ -201,66 +257,101 @@ private struct Checker {
 
     mutating func literal(_ word: StaticString) -> Bool {
         let count = word.utf8CodeUnitCount
-        guard index + count <= bytes.count else { return false }
-        for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] { return false }
-        index += count
+        let start = index
+        for offset in 0..<count {
+            guard index < bytes.count, bytes[index] == word.utf8Start[offset] else {
+                return fail("invalid literal (expected \(word))", at: start)
+            }
+            index += 1
+        }
         return true
     }
 
     mutating func number() -> Bool {
         let start = index
-        if index < bytes.count && bytes[index] == 0x2D { index += 1 }
-        guard index < bytes.count else { return false }
+        if bytes[index] == 0x2D { index += 1 }
+        guard index < bytes.count, (0x30...0x39).contains(bytes[index]) else { return fail("invalid number", at: start) }
         if bytes[index] == 0x30 {
             index += 1
         } else {
-            guard digits() else { return false }
+            digits()
         }
         if index < bytes.count && bytes[index] == 0x2E {
             index += 1
-            guard digits() else { return false }
+            guard digits() else { return fail("invalid number: no digit after '.'", at: start) }
         }
         if index < bytes.count && (bytes[index] == 0x65 || bytes[index] == 0x45) {
             index += 1
             if index < bytes.count && (bytes[index] == 0x2B || bytes[index] == 0x2D) { index += 1 }
-            guard digits() else { return false }
+            guard digits() else { return fail("invalid number: no digit in the exponent", at: start) }
         }
-        return index > start
+        return true
     }
 
+    @discardableResult
     mutating func digits() -> Bool {
         let start = index
         while index < bytes.count, (0x30...0x39).contains(bytes[index]) { index += 1 }
         return index > start
     }
 
+    /// Four hex digits at `position`, as a number.
+    func hex4(at position: Int) -> UInt32? {
+        guard position + 4 <= bytes.count else { return nil }
+        var value: UInt32 = 0
+        for offset in 0..<4 {
+            guard let digit = PercentEncoding.hexValue(bytes[position + offset]) else { return nil }
+            value = value << 4 | UInt32(digit)
+        }
+        return value
+    }
+
     mutating func string() -> Bool {
-        guard let base = bytes.baseAddress else { return false }
+        guard let base = bytes.baseAddress else { return fail("invalid string") }
         index += 1
-        let start = index
+        var runStart = index
         while index < bytes.count {
             // Runs without a quote, backslash or control character at a time.
             index = JSONScan.nextEscape(base, from: index, count: bytes.count)
-            guard index < bytes.count else { return false }
+            if !knownUTF8,
+               let bad = UTF8Validation.firstInvalidOffset(UnsafeBufferPointer(start: base + runStart, count: index - runStart)) {
+                return fail("invalid UTF-8 in a string", at: runStart + bad)
+            }
+            guard index < bytes.count else { break }
             let byte = bytes[index]
             if byte == 0x22 {
-                let valid = UTF8Validation.firstInvalidOffset(UnsafeBufferPointer(start: base + start, count: index - start)) == nil
                 index += 1
-                return valid
+                return true
             }
-            if byte < 0x20 { return false }
-            guard index + 1 < bytes.count else { return false }
+            guard byte == 0x5C else {
+                return fail("control character 0x\(String(byte, radix: 16, uppercase: true).leftPadded(to: 2)) in a string "
+                    + "(it must be escaped)")
+            }
+            guard index + 1 < bytes.count else { break }
             switch bytes[index + 1] {
             case 0x22, 0x5C, 0x2F, 0x62, 0x66, 0x6E, 0x72, 0x74:
                 index += 2
             case 0x75:
-                guard index + 6 <= bytes.count,
-                      (index + 2..<index + 6).allSatisfy({ PercentEncoding.hexValue(bytes[$0]) != nil }) else { return false }
-                index += 6
+                guard let unit = hex4(at: index + 2) else { return fail("invalid \\u escape: four hex digits must follow") }
+                if (0xDC00...0xDFFF).contains(unit) { return fail("\\u escape of a lone low surrogate") }
+                if (0xD800...0xDBFF).contains(unit) {
+                    guard index + 12 <= bytes.count, bytes[index + 6] == 0x5C, bytes[index + 7] == 0x75,
+                          let low = hex4(at: index + 8), (0xDC00...0xDFFF).contains(low) else {
+                        return fail("\\u escape of a high surrogate without its low surrogate")
+                    }
+                    index += 12
+                } else {
+                    index += 6
+                }
             default:
-                return false
+                return fail("invalid escape: \(describeByte(at: index + 1)) after a backslash")
             }
+            runStart = index
         }
-        return false
+        return fail("the text ends inside a string")
     }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
 }
