@@ -296,6 +296,24 @@ def fault_response(world, service, endpoint, req, fault):
     return resp
 
 
+def patched_body(body, members):
+    """A JSON object answer with `members` set to raw text, written as given
+    (`1e300`, `Infinity`, `"x"`): numbers no JSON encoder would write. Members
+    of the answer keep their order; new ones come last."""
+    try:
+        answer = json.loads(body.decode("utf-8"))
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        return body
+    parts = []
+    for key, value in answer.items():
+        text = members[key] if key in members else json.dumps(value, separators=(",", ":"))
+        parts.append(json.dumps(key) + ":" + text)
+    parts += [json.dumps(key) + ":" + text for key, text in members.items() if key not in answer]
+    return ("{" + ",".join(parts) + "}").encode("utf-8")
+
+
 def log_headers(headers):
     out = {}
     for k, v in headers.items():
@@ -519,6 +537,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if spec.get("retry_after") is not None:
                 resp.set_header("Retry-After", str(spec["retry_after"]))
 
+        if kind == "patch":
+            entry["outcome"] = "patched"
+            resp.body = patched_body(resp.body, spec["members"])
+
         if kind == "reset_after":
             entry["outcome"] = "reset_after"
             self.finish_log(world, entry, started, resp)
@@ -560,7 +582,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 post = world.post_index.get(pid)
                 if post is not None:
                     post["request_seq"] = entry["seq"]
-                    post["delivered"] = entry["outcome"] in ("answered", "malformed")
+                    post["delivered"] = entry["outcome"] in ("answered", "malformed", "patched")
             world.log.append(entry)
 
 

@@ -649,7 +649,7 @@ FB_LIMIT_BUCKETS = {"app": "fb:app", "user": "fb:user", "page": "fb:page", "feed
 # Faults
 
 FAULT_KINDS = ("status", "error", "reset_before", "reset_after", "delay", "truncate",
-               "malformed", "hang", "null", "headers")
+               "malformed", "hang", "null", "headers", "patch")
 MATCH_KEYS = ("method", "path", "path_prefix", "path_regex", "endpoint", "service",
               "body_contains", "credential", "batch_item")
 
@@ -685,6 +685,10 @@ class Fault:
             raise ValueError("headers must be an object of header names to string or number values")
         if kind == "headers" and not headers:
             raise ValueError("kind headers needs a non-empty headers object")
+        members = spec.get("members")
+        if kind == "patch" and (not isinstance(members, dict) or not members
+                                or not all(isinstance(v, str) for v in members.values())):
+            raise ValueError("kind patch needs a non-empty members object of names to raw JSON text")
         self.id = str(spec.get("id") or fault_id)
         self.kind = kind
         self.spec = spec

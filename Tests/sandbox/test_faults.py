@@ -6,6 +6,7 @@ import json
 import socket
 import time
 
+import harness
 import pytest
 import requests
 from requests_oauthlib import OAuth1
@@ -277,3 +278,14 @@ def test_keep_alive_expect_continue_and_chunked(sb, demo):
                  headers={"Content-Type": "application/json", "Authorization": authorization(signed)})
     assert conn.getresponse().status == 201
     assert sb.posts()["counts"]["chunked"] == 1
+
+
+def test_patch_sets_members_to_raw_text_and_processes_the_request(sb, demo):
+    sb.fault("patch", match=TWEETS, members={"extra": "1e300", "data": '{"id":"x"}'})
+    r = tweet(sb, demo, "patched")
+    assert r.status_code == 201
+    assert r.text.endswith(',"extra":1e300}') and r.text.startswith('{"data":{"id":"x"}'), r.text
+    assert sb.posts()["counts"] == {"patched": 1}
+    assert sb.log()[-1]["outcome"] == "patched"
+    with pytest.raises(harness.SandboxError):
+        sb.fault("patch", match=TWEETS, members={"extra": 1})
