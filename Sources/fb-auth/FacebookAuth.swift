@@ -91,10 +91,11 @@ final class FacebookAuth: RecordTool {
     /// looks up its account.
     func storeUserToken(_ answer: Answer, profile: String, appID: String, appSecret: String,
                         more: [(String, JSON)] = []) throws(RecordError) -> (expiresAt: JSON, account: RequestSpec) {
-        guard let token = answer.json?["access_token"]?.string, !token.isEmpty else {
+        // Read in place: a number jansson cannot hold must not cost the token.
+        guard let token = answer.body.string("access_token"), !token.isEmpty else {
             throw RecordError(.auth, "the token exchange answered without an access_token", status: answer.status)
         }
-        let expiry = Clock.expiry(afterSeconds: answer.json?["expires_in"]?.number, now: Clock.wall()).flatMap(Clock.iso8601)
+        let expiry = Clock.expiry(afterSeconds: answer.body.number("expires_in"), now: Clock.wall()).flatMap(Clock.iso8601)
         let expiresAt: JSON = expiry.map { .string($0) } ?? .null
         var fields: [(String, JSON)] = [("access_token", .string(token)), ("token_type", .string("user")),
                                         ("app_id", .string(appID)), ("app_secret", .string(appSecret))] + more

@@ -94,18 +94,20 @@ final class OAuth2Job: Job {
                                      ("scopes", token.member("scopes") ?? .null), ("credentials", .string(auth.path))])
             return .done
         }
-        guard let body = answer.json, let access = body["access_token"]?.string else {
+        // Read in place: a number jansson cannot hold must not cost the token.
+        let body = answer.body
+        guard let access = body.string("access_token"), !access.isEmpty else {
             return .fail(RecordError(.auth, "the token endpoint answered without an access_token", status: answer.status))
         }
         let stored = JSON.object()
         stored.set("client_id", string: clientID)
         if let clientSecret { stored.set("client_secret", string: clientSecret) }
         stored.set("access_token", string: access)
-        if let refresh = body["refresh_token"]?.string { stored.set("refresh_token", string: refresh) }
-        if let expiry = Clock.expiry(afterSeconds: body["expires_in"]?.number, now: Clock.wall()).flatMap(Clock.iso8601) {
+        if let refresh = body.string("refresh_token") { stored.set("refresh_token", string: refresh) }
+        if let expiry = Clock.expiry(afterSeconds: body.number("expires_in"), now: Clock.wall()).flatMap(Clock.iso8601) {
             stored.set("expires_at", string: expiry)
         }
-        stored.set("scopes", string: body["scope"]?.string ?? auth.scopes)
+        stored.set("scopes", string: body.string("scope") ?? auth.scopes)
         do throws(RecordError) {
             try auth.profiles.store(profile, [("oauth2", stored)])
         } catch {

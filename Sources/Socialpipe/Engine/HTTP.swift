@@ -213,6 +213,20 @@ public final class ResponseBody {
         return value
     }
 
+    /// The string member `key` of an object answer, read in place: found
+    /// even in an answer jansson refuses for a number it cannot hold
+    /// (`"expires_in": 1e400`), so that no token is lost to one.
+    public func string(_ key: StaticString) -> String? {
+        guard let raw else { return nil }
+        return raw.member(key, of: raw.root).flatMap(raw.string)
+    }
+
+    /// The number member `key` of an object answer, read in place, of any size.
+    public func number(_ key: StaticString) -> Double? {
+        guard let raw else { return nil }
+        return raw.member(key, of: raw.root).flatMap(raw.number)
+    }
+
     /// Whether the body holds `text` anywhere (a cheap look before a parse).
     public func contains(_ text: StaticString) -> Bool {
         let needle = UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)

@@ -46,6 +46,12 @@ public struct RawJSON {
         }
     }
 
+    /// The number at `range`, of any size (+/-infinity past a Double's range); nil for another kind.
+    public func number(_ range: Range<Int>) -> Double? {
+        guard let first = range.first.map({ bytes[$0] }), first == 0x2D || (0x30...0x39).contains(first) else { return nil }
+        return Double(String(decoding: bytes[range], as: UTF8.self))
+    }
+
     /// Calls `body` with the text of the value at `range`.
     public func withText<Result>(_ range: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         bytes[range].withUnsafeBufferPointer(body)

@@ -130,16 +130,18 @@ public final class OAuth2Session {
         taken = answer.body
         takenProblem = nil
         defer { release() }
-        guard let body = answer.json, let access = body["access_token"]?.string, !access.isEmpty else {
+        // Read in place: a number jansson cannot hold must not cost the pair.
+        let body = answer.body
+        guard let access = body.string("access_token"), !access.isEmpty else {
             let problem = RecordError(.auth, "the token endpoint answered without an access_token; \(reauthorize)", status: answer.status)
             takenProblem = problem
             throw problem
         }
         var next = token
         next.accessToken = access
-        if let refresh = body["refresh_token"]?.string { next.refreshToken = refresh }
-        next.expiresAt = Clock.expiry(afterSeconds: body["expires_in"]?.number, now: Clock.wall())
-        if let scopes = body["scope"]?.string { next.scopes = scopes }
+        if let refresh = body.string("refresh_token") { next.refreshToken = refresh }
+        next.expiresAt = Clock.expiry(afterSeconds: body.number("expires_in"), now: Clock.wall())
+        if let scopes = body.string("scope") { next.scopes = scopes }
         do {
             let document = try CredentialFile.read(path)
             let section = Self.section(of: document, profile: profile, create: true)
