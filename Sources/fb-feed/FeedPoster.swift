@@ -201,10 +201,16 @@ final class FeedJob: Job {
         }
     }
 
+    /// A Page post's id as Graph writes it, `PAGEID_POSTID` (digits), or a bare id.
+    static func isPostID(_ id: String) -> Bool {
+        let parts = id.split(separator: "_", omittingEmptySubsequences: false)
+        return parts.count <= 2 && parts.allSatisfy { (1...30).contains($0.utf8.count) && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }
+    }
+
     /// The created post: `{"id": "PAGEID_POSTID"}` (and any fields asked
     /// for with `params.fields`); without an id the post may still exist.
     func received(_ answer: Answer) -> JobStep {
-        guard let created = answer.json, created.kind == .object, created["id"]?.string != nil else {
+        guard let created = answer.json, created.kind == .object, let id = created["id"]?.string, Self.isPostID(id) else {
             return .fail(RecordError(.ambiguous, "HTTP \(answer.status) without the created post's id; the post may exist",
                                      status: answer.status))
         }

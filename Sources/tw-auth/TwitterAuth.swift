@@ -93,7 +93,7 @@ final class PINJob: Job {
             signer.callback = "oob"
             self.signer = signer
             let form = auth.access.map { [Parameter("x_auth_access_type", $0)] }
-            return .send(auth.request("POST", "/oauth/request_token", form: form, authorizer: signer))
+            return .send(Self.formAnswered(auth.request("POST", "/oauth/request_token", form: form, authorizer: signer)))
         } catch {
             return .fail(error)
         }
@@ -117,7 +117,7 @@ final class PINJob: Job {
             signer.tokenSecret = secret
             signer.verifier = pin
             self.signer = signer
-            return .send(auth.request("POST", "/oauth/access_token", form: [], authorizer: signer))
+            return .send(Self.formAnswered(auth.request("POST", "/oauth/access_token", form: [], authorizer: signer)))
         case 2:
             let fields = XAuthFlows.form(answer)
             guard let token = fields["oauth_token"], let secret = fields["oauth_token_secret"] else {
@@ -145,6 +145,13 @@ final class PINJob: Job {
         var error = error
         error.message += " (the PIN was not accepted; a request token takes one try: run tw-auth pin again)"
         return error
+    }
+
+    /// X's token steps answer in a form (`oauth_token=…&…`), not JSON (x-api.md §9.5).
+    private static func formAnswered(_ request: RequestSpec) -> RequestSpec {
+        var request = request
+        request.answersWithJSON = false
+        return request
     }
 }
 

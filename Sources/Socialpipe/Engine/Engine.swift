@@ -466,7 +466,14 @@ public final class Engine {
         let key = exchange.spec.rateLimitKey
         exchange.spec.service.readRateLimits(response, into: &buckets[key, default: RateLimitState()])
         let body = ResponseBody(response.body)
-        let verdict = exchange.spec.service.classify(response, body: body)
+        var verdict = exchange.spec.service.classify(response, body: body)
+        if case .success = verdict, exchange.spec.answersWithJSON,
+           !body.isJSON(emptyAllowed: exchange.spec.method != "GET") {
+            // Cut short or garbled: a read goes again, as after a 5xx; a post
+            // that may have been applied ends `ambiguous` (serverFailed).
+            verdict = .transient(RecordError(.http, "HTTP \(response.status) with an answer that is not JSON (cut short or garbled)",
+                                             status: response.status))
+        }
         if let (request, elapsed) = sent {
             Diagnostics.say(Self.verboseLine(response, request, elapsed: elapsed, detail: exchange.spec.service.verboseDetail(response),
                                              error: verdict.error))

@@ -24,6 +24,10 @@ public struct RequestSpec {
     public var sharing: Sharing?
     /// Requests with the same key may travel together (see `Batching`).
     public var batchKey: String?
+    /// Whether a successful answer is JSON: one that is not (cut short,
+    /// garbled) is read as the server failing. False for the few endpoints
+    /// that answer in a form (OAuth 1.0a's token steps).
+    public var answersWithJSON = true
 
     public init(method: String, url: String, headers: [String] = [], body: [UInt8]? = nil, idempotent: Bool,
                 rateLimitKey: String, service: APIService, authorizer: RequestAuthorizer? = nil) {
@@ -211,6 +215,11 @@ public final class ResponseBody {
         let value = RawJSON(bytes)
         checked = .some(value)
         return value
+    }
+
+    /// Whether the body is one JSON value; an empty body counts as one when `emptyAllowed`.
+    public func isJSON(emptyAllowed: Bool) -> Bool {
+        bytes.isEmpty ? emptyAllowed : raw != nil
     }
 
     /// The string member `key` of an object answer, read in place: found
