@@ -49,6 +49,8 @@ final class FriendsJob: Job {
     private var remaining: Int64?
     /// The token (v2) or cursor (v1.1) of the page asked for now; nil for the first page.
     private var position: String?
+    /// Every position this list has been at: a server that gives one again would loop for ever.
+    private var positionsSeen: Set<String> = []
     /// The page's result lines are built here.
     private let line = ByteBuffer(capacity: 64)
 
@@ -70,7 +72,12 @@ final class FriendsJob: Job {
         }
     }
 
+    /// The fields a record may have.
+    static let fields = ["username", "user_id", "max", "pagination_token", "cursor", "profile"]
+
     private func readRecord() throws(RecordError) {
+        // A misspelt key would quietly list the signed-in user's accounts instead.
+        try record.refuseUnknownKeys(Self.fields)
         let username = try record.string("username")
         let userID = try record.id("user_id")
         switch (username, userID) {
@@ -99,19 +106,35 @@ final class FriendsJob: Job {
         } else {
             if cursor != nil { throw .input("cursor is for --api 1.1; with --api 2 give pagination_token") }
             if let token {
-                guard !token.isEmpty, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-                    throw .input("pagination_token must be a token X gave (printable ASCII)")
+                guard Self.isPageToken(token) else {
+                    throw .input("pagination_token must be a token X gave (printable ASCII, none of :/?#[]@!$&'()*+,;=)")
                 }
             }
             position = token
         }
+        if let position { positionsSeen.insert(position) }
+    }
+
+    /// A v2 page token as X writes them: printable ASCII without the
+    /// characters that delimit a URL's parts, so that whoever made it (a
+    /// record, a server) cannot change the request it goes into.
+    static func isPageToken(_ token: String) -> Bool {
+        (1...1024).contains(token.utf8.count) && token.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && !reserved.contains($0) }
+    }
+
+    /// RFC 3986's reserved characters (gen-delims and sub-delims).
+    private static let reserved = Set(":/?#[]@!$&'()*+,;=".utf8)
+
+    /// Whether `text` is a number X would give as an id or a cursor: 1 to 19 digits.
+    static func isDigits(_ text: String) -> Bool {
+        (1...19).contains(text.utf8.count) && text.utf8.allSatisfy { (0x30...0x39).contains($0) }
     }
 
     /// `cursor` as a string of digits (an integer is taken too; -1 is the start).
     private func cursorField() throws(RecordError) -> String? {
         guard let value = record.fields["cursor"], !value.isNull else { return nil }
-        if let number = value.integer { return number == -1 ? nil : String(number) }
-        guard let text = value.string, text == "-1" || (!text.isEmpty && text.utf8.allSatisfy({ (0x30...0x39).contains($0) })) else {
+        if let number = value.integer, number >= -1 { return number == -1 ? nil : String(number) }
+        guard let text = value.string, text == "-1" || Self.isDigits(text) else {
             throw .input("cursor must be a cursor X gave (digits)")
         }
         return text == "-1" ? nil : text
@@ -167,37 +190,96 @@ final class FriendsJob: Job {
         guard let authorizer else { return .fail(RecordError(.auth, "no X credentials")) }
         if let step = refreshing?.received(answer) { return step }
         if userID == nil && !lister.legacy {
-            guard let id = answer.json?["data"]?["id"]?.string, !id.isEmpty else {
-                return .fail(RecordError(.http, "the user lookup's answer has no user id", status: answer.status))
+            // The id goes into the next URL: digits, whoever sent it.
+            guard let id = answer.json?["data"]?["id"]?.string, Self.isDigits(id) else {
+                return .fail(RecordError(.http, "the user lookup's answer has no user id (digits)", status: answer.status))
             }
             userID = id
             return send(page(authorizer))
         }
-        // A page is read in place: its accounts are copied out as they came.
+        // A page is read in place: its accounts are copied out as they came,
+        // once the whole page is known to hold nothing else.
         guard let page = answer.body.raw else {
             return .fail(RecordError(.http, "HTTP \(answer.status) with a body that is not JSON", status: answer.status))
         }
-        let next = lister.legacy ? writeIDs(page) : writeUsers(page)
+        let accounts: [Range<Int>]
+        let next: String?
+        do throws(PageProblem) {
+            (accounts, next) = lister.legacy ? try readIDs(page) : try readUsers(page)
+        } catch {
+            return .fail(RecordError(.http, "the page could not be read: \(error.why)", status: answer.status))
+        }
+        if lister.legacy { writeIDs(accounts, of: page) } else { writeUsers(accounts, of: page) }
         if let remaining, remaining <= 0 { return .done }
         guard let next else { return .done }
+        guard positionsSeen.insert(next).inserted else {
+            position = next
+            return .fail(RecordError(.http, "the server gave a page position it had given before (\(next)): the list "
+                + "would never end", status: answer.status))
+        }
         position = next
         return send(self.page(authorizer))
     }
 
-    /// Writes a v2 page's users; returns the next page's token, if any.
-    private func writeUsers(_ page: RawJSON) -> String? {
-        for user in page.member("data", of: page.root).map(page.elements) ?? [] {
+    /// A v2 page's users (objects, each with an id of digits) and the next page's token.
+    private func readUsers(_ page: RawJSON) throws(PageProblem) -> (accounts: [Range<Int>], next: String?) {
+        guard page.isObject(page.root) else { throw PageProblem(why: "it is not a JSON object") }
+        var users: [Range<Int>] = []
+        if let data = page.member("data", of: page.root) {
+            guard page.isArray(data) else { throw PageProblem(why: "its data is not a list") }
+            users = page.elements(of: data)
+            for user in users {
+                guard page.isObject(user), let id = page.member("id", of: user).flatMap(page.string), Self.isDigits(id) else {
+                    throw PageProblem(why: "an account is not a user object with an id")
+                }
+            }
+        }
+        // A short or empty page may still have a next one.
+        guard let meta = page.member("meta", of: page.root), let token = page.member("next_token", of: meta) else {
+            return (users, nil)
+        }
+        guard let text = page.string(token), Self.isPageToken(text) else {
+            throw PageProblem(why: "its next_token is not a page token")
+        }
+        return (users, text)
+    }
+
+    /// A v1.1 page's ids (strings of digits, or integers) and the next cursor ("0" ends the list).
+    private func readIDs(_ page: RawJSON) throws(PageProblem) -> (accounts: [Range<Int>], next: String?) {
+        guard page.isObject(page.root) else { throw PageProblem(why: "it is not a JSON object") }
+        var ids: [Range<Int>] = []
+        if let list = page.member("ids", of: page.root) {
+            guard page.isArray(list) else { throw PageProblem(why: "its ids are not a list") }
+            ids = page.elements(of: list)
+            for id in ids {
+                let digits = page.isString(id) ? page.string(id) : page.withText(id) { String(decoding: $0, as: UTF8.self) }
+                guard let digits, Self.isDigits(digits) else { throw PageProblem(why: "an id is not a string of digits") }
+            }
+        }
+        guard let cursor = page.member("next_cursor_str", of: page.root) else { return (ids, nil) }
+        guard let text = page.string(cursor), Self.isDigits(text) else {
+            throw PageProblem(why: "its next_cursor_str is not a cursor")
+        }
+        return (ids, text == "0" ? nil : text)
+    }
+
+    /// Why a page's contents cannot be copied out.
+    struct PageProblem: Error {
+        let why: String
+    }
+
+    /// Writes a v2 page's users as they came.
+    private func writeUsers(_ users: [Range<Int>], of page: RawJSON) {
+        for user in users {
             if let remaining, remaining <= 0 { break }
             page.withText(user) { reply.succeed(resultText: $0, compact: false) }
             remaining = remaining.map { $0 - 1 }
         }
-        // A short or empty page may still have a next one.
-        return page.member("meta", of: page.root).flatMap { page.member("next_token", of: $0) }.flatMap(page.string)
     }
 
-    /// Writes a v1.1 page's ids as `{"id": …}`; returns the next cursor, if any.
-    private func writeIDs(_ page: RawJSON) -> String? {
-        for id in page.member("ids", of: page.root).map(page.elements) ?? [] {
+    /// Writes a v1.1 page's ids as `{"id": "…"}` (checked to be digits).
+    private func writeIDs(_ ids: [Range<Int>], of page: RawJSON) {
+        for id in ids {
             if let remaining, remaining <= 0 { break }
             line.removeAll()
             line.append("{\"id\":")
@@ -209,10 +291,6 @@ final class FriendsJob: Job {
             reply.succeed(resultText: line.bytes)
             remaining = remaining.map { $0 - 1 }
         }
-        guard let next = page.member("next_cursor_str", of: page.root).flatMap(page.string), next != "0", !next.isEmpty else {
-            return nil
-        }
-        return next
     }
 
     /// An error that ends a list carries `resume`: the record's selector and

@@ -1005,3 +1005,154 @@ def test_dry_run_me_and_a_bearer_token_redacted(run, sb):
     assert url.path == "/2/users/me"
     assert X_APP_BEARER_TOKEN not in headers["authorization"] and "redacted" in headers["authorization"].lower()
     assert sb.log() == []
+
+
+# --------------------------------------------------------------------------------------
+# 10. what a server sends is checked before it is copied out or sent on (issue 17)
+# --------------------------------------------------------------------------------------
+
+def jq_reads(stdout):
+    return subprocess.run(["jq", "-c", "."], input=stdout, capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("api", ["2", "1.1"])
+@pytest.mark.parametrize("fault", ["malformed", "truncate"])
+def test_a_page_that_cannot_be_read_is_asked_for_again(run, sb, reference, api, fault):
+    """A 200 whose body is cut short or not JSON: a read changed nothing, so it goes
+    again (within --retries) like a 5xx, and the list completes, each account once."""
+    user, size = FIVE_PAGES[api]
+    expected = reference(user, api)
+    sb.fault(fault, match=page_match(api, user), skip=1, count=2)
+    r = run(api_args(api) + ["--page-size", str(size), user], timeout=60)
+    assert r.returncode == 0, r
+    assert_list(r, 1, api, expected)
+
+
+def test_a_page_that_is_never_readable_ends_the_list_with_resume(run, sb, reference):
+    user, size = FIVE_PAGES["2"]
+    expected = reference(user, "2")
+    sb.fault("malformed", match=page_match("2", user), skip=1, count=None)
+    r = run(["--retries", "1", "--page-size", str(size), user], timeout=60)
+    assert r.returncode == 1, r
+    assert_list(r, 1, "2", expected[:size])
+    err = check_run(r).envelopes[-1]["error"]
+    assert err["kind"] == "http" and "not JSON" in err["message"] and err["attempts"] == 1 + 1 + 2, err
+    assert err["resume"]["pagination_token"], err
+
+
+def test_a_lookup_that_cannot_be_read_is_asked_for_again(run, sb, reference):
+    sb.fault("malformed", match={"endpoint": BY_USERNAME}, count=1)
+    r = run([], jl("follows_999"), timeout=60)
+    assert r.returncode == 0, r
+    assert_list(r, 1, "2", reference("follows_999", "2"))
+
+
+def fake_page(users, next_token=None):
+    page = {"data": users, "meta": {"result_count": len(users)}}
+    if next_token is not None:
+        page["meta"]["next_token"] = next_token
+    return page
+
+
+USER_A = {"id": "500000000000000001", "name": "A", "username": "a"}
+
+
+def test_a_page_token_given_twice_ends_the_list_instead_of_looping(run, sb):
+    sb.fault("status", match=page_match("2", "follows_1001"), status=200, body=fake_page([USER_A], "loop"), count=None)
+    r = run([], jl("follows_1001"), timeout=20)
+    assert r.returncode == 1, r
+    assert [e["result"] for e in r.envelopes if e["ok"]] == [USER_A, USER_A], "the first page, then the loop is seen"
+    err = check_run(r).envelopes[-1]["error"]
+    assert err["kind"] == "http" and "given before" in err["message"], err
+    assert len(page_requests(sb, "2")) == 2
+
+
+def test_a_cursor_given_twice_ends_a_v11_list(run, sb):
+    body = {"ids": ["500000000000000001"], "next_cursor_str": "1234", "next_cursor": 1234}
+    sb.fault("status", match=page_match("1.1", "follows_1001"), status=200, body=body, count=None)
+    r = run(["--api", "1.1"], jl("follows_1001"), timeout=20)
+    assert r.returncode == 1, r
+    err = check_run(r).envelopes[-1]["error"]
+    assert err["kind"] == "http" and "given before" in err["message"] and err["resume"]["cursor"] == "1234", err
+    assert len(page_requests(sb, "1.1")) == 2
+
+
+BAD_V2_PAGES = {
+    "data an object": {"data": USER_A, "meta": {"result_count": 1}},
+    "a user not an object": {"data": [USER_A, "x"], "meta": {"result_count": 2}},
+    "a user without an id": {"data": [{"name": "no id"}], "meta": {"result_count": 1}},
+    "an id with a slash": {"data": [dict(USER_A, id="../1.1/statuses/update.json")], "meta": {"result_count": 1}},
+    "the page not an object": [USER_A],
+    "a next_token with reserved characters": fake_page([USER_A], "x&user.fields=email"),
+    "a next_token not a string": fake_page([USER_A], 5),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(BAD_V2_PAGES))
+def test_a_v2_page_of_another_shape_is_the_pages_error(run, sb, shape):
+    sb.fault("status", match=page_match("2", "follows_1001"), status=200, body=BAD_V2_PAGES[shape])
+    r = run([], jl("follows_1001"), timeout=20)
+    assert r.returncode == 1, r
+    [e] = check_run(r).envelopes
+    assert e["error"]["kind"] == "http" and "page could not be read" in e["error"]["message"], e
+    assert e["error"]["resume"] == {"username": "follows_1001"}, e
+    assert len(page_requests(sb, "2")) == 1, "nothing follows a page that cannot be read"
+
+
+BAD_V11_PAGES = {
+    "an id that is an object": {"ids": [{"a": 'b"c'}], "next_cursor_str": "0"},
+    "an id with letters": {"ids": ["12a"], "next_cursor_str": "0"},
+    "a negative id": {"ids": [-12], "next_cursor_str": "0"},
+    "ids an object": {"ids": {"12": 1}, "next_cursor_str": "0"},
+    "a cursor that adds a parameter": {"ids": ["12"], "next_cursor_str": "1&screen_name=jack"},
+}
+
+
+@pytest.mark.parametrize("shape", sorted(BAD_V11_PAGES))
+def test_a_v11_page_of_another_shape_is_the_pages_error(run, sb, shape):
+    sb.fault("status", match=page_match("1.1", "follows_1001"), status=200, body=BAD_V11_PAGES[shape])
+    r = run(["--api", "1.1"], jl("follows_1001"), timeout=20)
+    assert r.returncode == 1, r
+    assert jq_reads(r.stdout), r
+    [e] = check_run(r).envelopes
+    assert e["error"]["kind"] == "http" and "page could not be read" in e["error"]["message"], e
+    assert len(page_requests(sb, "1.1")) == 1
+
+
+def test_a_looked_up_id_that_is_not_digits_is_never_sent(run, sb):
+    body = {"data": {"id": "../../1.1/statuses/update.json?status=pwned#", "name": "x", "username": "follows_1001"}}
+    sb.fault("status", match={"endpoint": BY_USERNAME}, status=200, body=body)
+    r = run([], jl("follows_1001"), timeout=20)
+    assert r.returncode == 1, r
+    [e] = check_run(r).envelopes
+    assert e["error"]["kind"] == "http" and "user id" in e["error"]["message"], e
+    assert [x["endpoint"] for x in sb.log()] == [BY_USERNAME], "nothing is sent with that id"
+
+
+def test_a_user_with_a_lone_surrogate_never_reaches_the_output(run, sb):
+    text = json.dumps(fake_page([USER_A]))
+    body = text.replace('"name": "A"', '"name": "\\ud800"')
+    sb.fault("status", match=page_match("2", "follows_1001"), status=200, body=body, count=None)
+    r = run(["--retries", "0"], jl("follows_1001"), timeout=20)
+    assert r.returncode == 1, r
+    assert jq_reads(r.stdout) and b"ud800" not in r.stdout, r
+    [e] = check_run(r).envelopes
+    assert e["error"]["kind"] == "http", e
+
+
+@pytest.mark.parametrize("record,key,nearest", [
+    ({"usename": "jack"}, "usename", "username"),
+    ({"username": "jack", "mx": 5}, "mx", None),
+    ({"user_id": "12", "pagination": "x"}, "pagination", None),
+    ({"username": "jack", "cusor": "5"}, "cusor", "cursor"),
+])
+def test_an_unknown_key_is_an_input_error_naming_the_nearest(run, sb, record, key, nearest):
+    r = run([], jl(record))
+    assert r.returncode == 1, r
+    [e] = r.envelopes
+    assert e["error"]["kind"] == "input" and '"%s"' % key in e["error"]["message"], e
+    if nearest:
+        assert 'did you mean "%s"' % nearest in e["error"]["message"], e
+    else:
+        assert "did you mean" not in e["error"]["message"], e
+    assert sb.log() == []

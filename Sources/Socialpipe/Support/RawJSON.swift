@@ -31,6 +31,12 @@ public struct RawJSON {
         bytes.withUnsafeBufferPointer { Walker($0).elements(of: array) }
     }
 
+    /// Whether the value at `range` is an object.
+    public func isObject(_ range: Range<Int>) -> Bool { !range.isEmpty && bytes[range.lowerBound] == 0x7B }
+
+    /// Whether the value at `range` is an array.
+    public func isArray(_ range: Range<Int>) -> Bool { !range.isEmpty && bytes[range.lowerBound] == 0x5B }
+
     /// Whether the value at `range` is a string.
     public func isString(_ range: Range<Int>) -> Bool { !range.isEmpty && bytes[range.lowerBound] == 0x22 }
 
