@@ -807,3 +807,35 @@ def test_help_names_the_commands(fb_auth):
         assert re.search(rb"^  %s " % command.encode(), run.stdout, re.M), command
     for option in (b"--all", b"--scopes", b"--store", b"--profile", b"--credentials", b"--api-base"):
         assert option in run.stdout
+
+
+# --------------------------------------------------------------------------------------
+# Lifetimes that are no date (issue 17, item 1)
+# --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lifetime", ["0", "-1", "1e300", "9223372036854775808", '"text"'])
+def test_an_exchange_whose_lifetime_is_no_date_stores_the_token_without_expiry(fb_auth, sb, cred_file, lifetime):
+    """expires_in 1e300 crashed the exchange (a time past any date); 2^63, which jansson
+    cannot hold, lost the token. The token is stored, with no expiry."""
+    sb.fault("patch", match={"method": "POST", "endpoint": "POST /oauth/access_token"}, members={"expires_in": lifetime})
+    run = fb_auth("exchange", "--profile", "work", FB_APP_ID=APP_ID, FB_APP_SECRET=APP_SECRET)
+    run.answer(r"Short-lived user token[^\n]*: ", SHORT_USER_TOKEN, secret=True)
+    run.finish(secrets=SECRETS + stored_secrets(cred_file))
+    assert run.returncode == 0, run.stderr
+    [line] = run.lines()
+    assert line["expires_at"] is None, line
+    fb = facebook(cred_file, "work")
+    assert "expires_at" not in fb and fb["access_token"] != SHORT_USER_TOKEN, fb
+
+
+@pytest.mark.parametrize("lifetime", ["1e300", "9223372036854775807"])
+def test_a_device_code_lifetime_that_is_no_date_is_bounded(fb_auth, sb, cred_file, lifetime):
+    """expires_in 1e300 on device/login crashed fb-auth while it printed the minutes left."""
+    sb.control(device_interval=1)
+    sb.fault("patch", match={"method": "POST", "endpoint": "POST /device/login"}, members={"expires_in": lifetime})
+    run = fb_auth("device", FB_APP_ID=APP_ID, FB_APP_SECRET=APP_SECRET, FB_CLIENT_TOKEN=CLIENT_TOKEN)
+    code = user_code(run)
+    assert b"expires in 60 min" in run.err.data, run.err.data
+    approve(sb, code)
+    run.finish(secrets=SECRETS + stored_secrets(cred_file))
+    assert run.returncode == 0, run.stderr

@@ -915,3 +915,27 @@ def test_oauth2_without_a_terminal_still_shows_the_page(bin_path, auth_env, cred
         p.wait()
         p.stdout.close()
         p.stderr.close()
+
+
+# --------------------------------------------------------------------------------------
+# A lifetime that is no date (issue 17, item 1)
+# --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lifetime", ["0", "-1", "1e300", "9223372036854775808", '"text"'])
+def test_oauth2_token_whose_lifetime_is_no_date_is_stored_without_expiry(interactive, sb, cred_file, lifetime):
+    """expires_in 1e300 crashed tw-auth after the code was spent; 2^63, which jansson
+    cannot hold, lost the token. It is stored, with no expiry (used until X refuses it,
+    then refreshed)."""
+    sb.fault("patch", match={"method": "POST", "path": "/2/oauth2/token"}, members={"expires_in": lifetime})
+    t = interactive(["oauth2", "--no-browser", "--client-id", PUBLIC])
+    t.expect(CLIENT_SECRET_QUESTION)
+    t.answer_secret("")
+    state = read_oauth2_page(t, sb)
+    t.expect(PASTE_QUESTION)
+    t.answer(consent(sb, state))
+    t.finish()
+    assert t.returncode == 0, t
+    o2 = twitter_of(cred_file)["oauth2"]
+    assert "expires_at" not in o2 and me_bearer(sb, o2["access_token"]).status_code == 200, o2
+    [line] = t.lines()
+    assert line["expires_at"] is None, line
