@@ -18,11 +18,7 @@ public struct RawJSON {
     /// The value of member `key` of the object at `object`, or nil.
     public func member(_ key: StaticString, of object: Range<Int>) -> Range<Int>? {
         bytes.withUnsafeBufferPointer { text in
-            var found: Range<Int>?
-            Walker(text).forEachMember(of: object) { name, value in
-                if found == nil && RawBytes.equal(UnsafeBufferPointer(rebasing: text[name]), key) { found = value }
-            }
-            return found
+            Walker(text).firstMember(of: object) { RawBytes.equal(UnsafeBufferPointer(rebasing: text[$0]), key) }
         }
     }
 
@@ -114,17 +110,18 @@ private struct Walker {
         return JSONScan.stringEnd(base, from: index + 1, count: text.count)
     }
 
-    func forEachMember(of object: Range<Int>, _ body: (Range<Int>, Range<Int>) -> Void) {
-        guard !object.isEmpty, text[object.lowerBound] == 0x7B else { return }
+    /// The value of the first member of `object` whose name (its text between the quotes) `matches`.
+    func firstMember(of object: Range<Int>, where matches: (Range<Int>) -> Bool) -> Range<Int>? {
+        guard !object.isEmpty, text[object.lowerBound] == 0x7B else { return nil }
         var index = skipSpace(object.lowerBound + 1)
         while index < object.upperBound && text[index] == 0x22 {
             let keyEnd = stringEnd(index)
             let valueStart = skipSpace(skipSpace(keyEnd) + 1)
-            let valueEnd = self.valueEnd(valueStart)
-            body((index + 1)..<(keyEnd - 1), valueStart..<valueEnd)
-            index = skipSpace(valueEnd)
+            if matches((index + 1)..<(keyEnd - 1)) { return valueStart..<valueEnd(valueStart) }
+            index = skipSpace(valueEnd(valueStart))
             if index < object.upperBound && text[index] == 0x2C { index = skipSpace(index + 1) }
         }
+        return nil
     }
 
     func elements(of array: Range<Int>) -> [Range<Int>] {
