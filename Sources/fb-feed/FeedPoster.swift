@@ -141,7 +141,9 @@ final class FeedPoster: RecordTool {
             throw .input("scheduled_publish_time must be Unix seconds or an ISO 8601 time with a zone, "
                 + "like 2026-12-24T10:00:00Z")
         }
-        let ahead = time - Int64(Clock.wall())
+        // A record's integer may be any Int64: the difference must not overflow.
+        let (difference, overflowed) = time.subtractingReportingOverflow(Int64(Clock.wall()))
+        let ahead = overflowed ? (time < 0 ? Int64.min : Int64.max) : difference
         guard ahead >= earliestSchedule && ahead <= latestSchedule else {
             let when = ahead < 0 ? "in the past" : ahead < 3600 ? "\(ahead / 60) minutes ahead" : "\(ahead / 86_400) days ahead"
             throw RecordError(.validation, "scheduled_publish_time \(Clock.iso8601(Double(time)) ?? String(time)) is \(when); "
