@@ -273,6 +273,25 @@ func lineNumbers(_ output: [String]) -> [Int] {
         #expect(bPagesBeforeA == 2)
     }
 
+    /// An answer past the transport's cap is not asked for again, as it would
+    /// be as long again: a read ends `http`, posts (a batch) `ambiguous`.
+    @Test func anAnswerTooLongToReadIsFinal() throws {
+        let tool = PagingTool()
+        let reads = ScriptedTransport { _, _ in (.tooLarge(status: 200, limit: 16 << 20), 1) }
+        let (status, output) = try runLoop(tool, lines: ["\"a\""], transport: reads)
+        #expect(status == .recordFailed)
+        #expect(reads.sent.count == 1)
+        #expect(output.count == 1)
+        #expect(output.allSatisfy { $0.contains("\"kind\":\"http\",\"status\":200") && $0.contains("16 MiB")
+            && $0.contains("\"attempts\":1") })
+        tool.batchKey = "feed"
+        let posts = ScriptedTransport { _, _ in (.tooLarge(status: 200, limit: 16 << 20), 1) }
+        let (_, batched) = try runLoop(tool, lines: ["\"a\"", "\"b\""], transport: posts, batching: ListBatching())
+        #expect(posts.sent.count == 1)
+        #expect(batched.count == 2)
+        #expect(batched.allSatisfy { $0.contains("\"kind\":\"ambiguous\"") && $0.contains("may or may not have been applied") })
+    }
+
     @Test func identicalRequestsAreSentOnceAndAKeptAnswerServesLaterJobs() throws {
         let tool = PagingTool()
         tool.sharingKey = { _ in RequestSpec.Sharing(key: "same", keepAnswer: true) }

@@ -33,6 +33,7 @@ Sections:
   7. no token in any URL, on stdout or on stderr; appsecret_proof
   8. throttling (code 17): regain time beyond --max-wait, none (backoff), retries exhausted
   9. input, usage and configuration errors
+ 10. answers read in place (issue 17): one past the size cap
 """
 import json
 import re
@@ -906,3 +907,32 @@ def test_help_and_version(bin_path, fb_env):
     assert p.returncode == 0 and b"--token" in p.stdout and b"--graph-version" in p.stdout, p
     p = subprocess.run([bin_path, "--version"], capture_output=True, env=fb_env(), timeout=10)
     assert p.returncode == 0 and re.fullmatch(rb"fb-perm-check [0-9][^\n]*\n", p.stdout), p
+
+
+# --------------------------------------------------------------------------------------
+# 10. answers read in place (issue 17)
+# --------------------------------------------------------------------------------------
+
+def permissions_answer(entries):
+    """The JSON text of a /permissions answer listing (name, status) pairs, in order."""
+    return json.dumps({"data": [{"permission": n, "status": s} for n, s in entries]}, separators=(",", ":"))
+
+
+def answer_permissions_with(sb, body, count=1):
+    """The next `count` /permissions requests are answered 200 with `body` (JSON text)."""
+    return sb.fault("status", match={"endpoint": PERMISSIONS}, status=200, body=body, count=count)
+
+
+def test_an_answer_past_the_size_cap_is_http_naming_the_cap_and_not_asked_again(run, sb):
+    """Past 16 MiB an answer is not read to its end: each record that shares it ends
+    `http`, after the one request (asked again, it would be as long again)."""
+    made_up = [("made_up_%07d" % i, "granted") for i in range(400_000)]
+    body = permissions_answer([("email", "granted")] + made_up)
+    assert len(body) > 16 << 20
+    answer_permissions_with(sb, body, count=None)
+    r = run([], jl("email", {"permissions": ["email", "user_posts"]}), timeout=60)
+    assert r.returncode == 1, r
+    for e in r.envelopes:
+        err = check_graph_error(e, "http", status=200, attempts=1)
+        assert "16 MiB" in err["message"], err
+    assert len(perm_requests(sb)) == 1

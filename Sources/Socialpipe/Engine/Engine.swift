@@ -462,6 +462,13 @@ public final class Engine {
             }
         case .response(let response):
             judge(response, to: exchange, verboseAfter: verbose ? (request, elapsed) : nil)
+        case .tooLarge(let status, let limit):
+            let message = "the answer (HTTP \(status)) is longer than \(limit >> 20) MiB, the most a tool reads; "
+                + "not asked again, as it would be as long again"
+            if verbose {
+                Diagnostics.say("failed \(request.method) \(Redaction.redactedURL(request.url)): \(message) (\(Int(elapsed * 1000)) ms)")
+            }
+            failExchange(exchange, unreadable(exchange, status: status, message))
         }
     }
 
