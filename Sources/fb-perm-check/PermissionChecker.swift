@@ -99,14 +99,68 @@ final class PermissionChecker: RecordTool {
         return request
     }
 
-    /// Each name's status in a `/permissions` answer; nil when the answer is not one.
-    static func statuses(_ answer: Answer) -> [String: String]? {
-        guard let data = answer.json?["data"], data.kind == .array else { return nil }
-        var found: [String: String] = [:]
-        for entry in data.elements {
-            if let name = entry["permission"]?.string, let status = entry["status"]?.string { found[name] = status }
+    /// Longest permission name taken (and shown in a message).
+    static let longestName = 100
+
+    /// `text` for a message: its first `longestName` bytes and `…` when it is longer.
+    static func shown(_ text: some Collection<UInt8>) -> String {
+        text.count <= longestName ? UTF8Validation.repaired(text)
+            : UTF8Validation.repaired(text.prefix(longestName)) + "…"
+    }
+
+    /// What a `/permissions` answer says of one name.
+    enum Listing {
+        case status(String)
+        case absent
+        /// Listed twice with two statuses (declined, then granted): unknown.
+        case conflicting(String, String)
+    }
+
+    /// A `/permissions` answer as read so far: where its entries lie, and
+    /// what it said of the names asked until now.
+    struct Reading {
+        /// Kept so that its identifier, the key of this reading, is not reused.
+        let body: ResponseBody
+        let raw: RawJSON
+        let entries: [Range<Int>]
+        var names: [String: Listing] = [:]
+    }
+
+    private var readings: [ObjectIdentifier: Reading] = [:]
+
+    /// What `answer`, `{"data": [{"permission": NAME, "status": STATUS}, …]}`,
+    /// says of each of `names` (and of the names read before); the `http`
+    /// error of an answer that is not a permissions list. An answer may list
+    /// thousands of entries: it is read where it lies, once for every record
+    /// that shares it, and only what it says of the names asked is kept.
+    func listings(of names: [String], in answer: Answer) -> Result<[String: Listing], RecordError> {
+        let key = ObjectIdentifier(answer.body)
+        var reading: Reading
+        if let known = readings[key] {
+            reading = known
+        } else {
+            guard let raw = answer.body.raw, let data = raw.member("data", of: raw.root), raw.bytes[data.lowerBound] == 0x5B else {
+                return .failure(RecordError(.http, "the permissions answer has no data list", status: answer.status))
+            }
+            reading = Reading(body: answer.body, raw: raw, entries: raw.elements(of: data))
         }
-        return found
+        let unread = names.filter { reading.names[$0] == nil }
+        if !unread.isEmpty {
+            for name in unread { reading.names[name] = .absent }
+            let raw = reading.raw
+            for entry in reading.entries {
+                guard let name = raw.member("permission", of: entry).flatMap(raw.string), unread.contains(name),
+                      let listed = reading.names[name], let status = raw.member("status", of: entry).flatMap(raw.string)
+                else { continue }
+                switch listed {
+                case .absent: reading.names[name] = .status(status)
+                case .status(let earlier) where earlier != status: reading.names[name] = .conflicting(earlier, status)
+                default: break
+                }
+            }
+            readings[key] = reading
+        }
+        return .success(reading.names)
     }
 
     /// The `token` member of a result from a `debug_token` answer, or the
@@ -179,10 +233,25 @@ final class CheckJob: Job {
             case .failure(let error): return .fail(error)
             }
         }
-        guard let found = PermissionChecker.statuses(answer) else {
-            return .fail(RecordError(.http, "the permissions answer has no data list", status: answer.status))
+        guard let question else { return .done }
+        let names = question.names.filter { PermissionChecker.removed[$0] == nil }
+        let found: [String: PermissionChecker.Listing]
+        switch checker.listings(of: names, in: answer) {
+        case .success(let listings): found = listings
+        case .failure(let error): return .fail(error)
         }
-        statuses = found
+        for name in names {
+            switch found[name] {
+            case .status(let status)?:
+                statuses[name] = status
+            case .conflicting(let first, let second)?:
+                return .fail(RecordError(.http, "the permissions answer is inconsistent: it lists \(name) as both "
+                    + "\(PermissionChecker.shown(first.utf8)) and \(PermissionChecker.shown(second.utf8))",
+                    status: answer.status))
+            case .absent?, nil:
+                break
+            }
+        }
         do throws(RecordError) {
             return try afterPermissions()
         } catch {
