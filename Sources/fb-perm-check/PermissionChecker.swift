@@ -42,7 +42,12 @@ final class PermissionChecker: RecordTool {
         var single: Bool
     }
 
+    /// The fields of a record (contract §6): a misspelt one (`usr`) must not
+    /// quietly ask about another user.
+    static let fields = ["permission", "permissions", "user", "profile"]
+
     static func question(of record: Record) throws(RecordError) -> Question {
+        try record.refuseUnknownKeys(fields)
         var user = "me"
         if let value = record.fields["user"], !value.isNull, value.string != "me" {
             do {
@@ -51,26 +56,36 @@ final class PermissionChecker: RecordTool {
                 throw .input("user must be a user id (digits) or \"me\"")
             }
         }
-        let one = try record.string("permission")
+        let one = record.fields["permission"].flatMap { $0.isNull ? nil : $0 }
         let list = record.fields["permissions"].flatMap { $0.isNull ? nil : $0 }
         if one != nil && list != nil { throw .input("give permission or permissions, not both") }
         var names: [String] = []
         if let one {
-            names = [one]
+            guard one.kind == .string else { throw .input("permission must be a string") }
+            names = [try name(one)]
         } else if let list {
             guard list.kind == .array, list.count > 0 else { throw .input("permissions must be a non-empty array of names") }
             for element in list.elements {
-                guard let name = element.string else { throw .input("permissions must hold permission names (strings)") }
+                guard element.kind == .string else { throw .input("permissions must hold permission names (strings)") }
+                let name = try name(element)
                 if !names.contains(name) { names.append(name) }
             }
         } else {
             throw .input("no permission: give permission or permissions")
         }
-        for name in names where name.isEmpty || name.utf8.count > 100
-            || !name.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F }) {
-            throw .input("\"\(name)\" is not a permission name (lower-case letters, digits and _)")
-        }
         return Question(user: user, names: names, single: one != nil)
+    }
+
+    /// The permission name a string value holds. Checked in place: a value of
+    /// many megabytes is neither copied nor quoted whole in the error.
+    static func name(_ value: JSON) throws(RecordError) -> String {
+        let bytes = JSONView(value).stringBytes ?? UnsafeBufferPointer(start: nil, count: 0)
+        guard !bytes.isEmpty, bytes.count <= longestName,
+              bytes.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F }) else {
+            throw .input("\"\(shown(bytes))\" is not a permission name (lower-case letters, digits and _, "
+                + "at most \(longestName))")
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The user's permissions, shared by every record of the run that asks

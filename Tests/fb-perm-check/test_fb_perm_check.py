@@ -865,6 +865,36 @@ def test_input_errors_are_per_line_and_never_sent(run, sb):
     assert sb.log() == []
 
 
+@pytest.mark.parametrize("record,key,nearest", [
+    ({"permision": "email"}, "permision", "permission"),
+    ({"permission": "email", "usr": USER2}, "usr", "user"),
+    ({"permissions": ["email"], "profiles": "main"}, "profiles", "profile"),
+    ({"permission": "email", "scope": "x"}, "scope", None),
+], ids=["permision", "usr", "profiles", "scope"])
+def test_a_record_with_an_unknown_key_is_input_naming_it_and_the_nearest_known_one(run, sb, record, key, nearest):
+    """Issue 17 §5: `{"permission":"email","usr":"…"}` asked about the token's own user."""
+    r = run([], jl(record, "email"), token=APP_TOKEN if "usr" in record else USER_TOKEN)
+    assert r.returncode == 1, r
+    first, second = r.envelopes
+    assert first["ok"] is False and first["error"]["kind"] == "input" and first["error"]["attempts"] == 0, first
+    message = first["error"]["message"]
+    assert '"%s"' % key in message, message
+    if nearest:
+        assert 'did you mean "%s"' % nearest in message, message
+    assert second["line"] == 2, r
+    assert all(e["path"] != perm_path(USER2) for e in perm_requests(sb)), "nothing is sent for the record"
+
+
+def test_a_long_name_is_not_quoted_whole(run, sb):
+    """A name of a megabyte (--max-line raised) is refused with its start, not all of it."""
+    name = "x" * 1_000_000 + "!"
+    r = run(["--max-line", "2000000"], jl({"permission": name}))
+    [e] = r.envelopes
+    assert e["error"]["kind"] == "input", e
+    assert len(e["error"]["message"]) < 300 and "x" * 100 + "…" in e["error"]["message"], e
+    assert sb.log() == []
+
+
 def test_unknown_profile_is_auth_for_that_record(run, sb, home):
     write_private(credentials_path(home), {"default": "main",
                                            "profiles": {"main": {"facebook": {"access_token": USER_TOKEN}},
