@@ -3,8 +3,9 @@
 # a jansson-only floor, then its start-up against curl; then tw-post (text,
 # then media), tw-friends, fb-feed and fb-perm-check against the sandbox
 # (tw_post_bench.py, tw_post_media_bench.py, tw_friends_bench.py,
-# fb_feed_bench.py, fb_perm_check_bench.py). A report, not a test: exits 0
-# when a goal is missed, non-zero only when the bench cannot run.
+# fb_feed_bench.py, fb_perm_check_bench.py), then the tools' peak memory on
+# large inputs (memory_bench.py). A report, not a test: exits 0 when a goal
+# is missed, non-zero only when the bench cannot run.
 #
 # Environment: SOCIALPIPE_BIN (directory holding oauth-sign; required),
 # PYTHON (a python with oauthlib; default python3), BENCH_RECORDS (default
@@ -285,4 +286,15 @@ sandbox_bench fb-feed fb_feed_bench.py
 # BENCH_FBP_SMALL (default 1000), BENCH_FBP_RUNS (default 1),
 # BENCH_FBP_LATENCY_MS (default 20), BENCH_FBP_SANDBOX_THREADS (default 16).
 sandbox_bench fb-perm-check fb_perm_check_bench.py
+
+# ---------------------------------------------------------------- memory
+# The peak RSS of the tools on large inputs (issue 17 §4): tw-friends -j 4
+# with records of 1 MB, fb-perm-check given a 60 MB /permissions answer (past
+# the cap) for one user and four, and a 13 MB one, and a 200 MiB line through
+# oauth-sign, tw-post, fb-feed, fb-perm-check and tw-friends
+# (bench/memory_bench.py, about a minute, up to 2 GB of memory). Environment:
+# BENCH_MEM_RECORD (default 1000000), BENCH_MEM_ANSWER (default 60000000),
+# BENCH_MEM_SMALL_ANSWER (default 13000000), BENCH_MEM_LINE (default
+# 209715200), BENCH_MEM_RUNS (default 1).
+sandbox_bench memory memory_bench.py
 exit "$sandbox_status"

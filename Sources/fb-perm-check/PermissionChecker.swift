@@ -42,7 +42,12 @@ final class PermissionChecker: RecordTool {
         var single: Bool
     }
 
+    /// The fields of a record (contract §6): a misspelt one (`usr`) must not
+    /// quietly ask about another user.
+    static let fields = ["permission", "permissions", "user", "profile"]
+
     static func question(of record: Record) throws(RecordError) -> Question {
+        try record.refuseUnknownKeys(fields)
         var user = "me"
         if let value = record.fields["user"], !value.isNull, value.string != "me" {
             do {
@@ -51,26 +56,36 @@ final class PermissionChecker: RecordTool {
                 throw .input("user must be a user id (digits) or \"me\"")
             }
         }
-        let one = try record.string("permission")
+        let one = record.fields["permission"].flatMap { $0.isNull ? nil : $0 }
         let list = record.fields["permissions"].flatMap { $0.isNull ? nil : $0 }
         if one != nil && list != nil { throw .input("give permission or permissions, not both") }
         var names: [String] = []
         if let one {
-            names = [one]
+            guard one.kind == .string else { throw .input("permission must be a string") }
+            names = [try name(one)]
         } else if let list {
             guard list.kind == .array, list.count > 0 else { throw .input("permissions must be a non-empty array of names") }
             for element in list.elements {
-                guard let name = element.string else { throw .input("permissions must hold permission names (strings)") }
+                guard element.kind == .string else { throw .input("permissions must hold permission names (strings)") }
+                let name = try name(element)
                 if !names.contains(name) { names.append(name) }
             }
         } else {
             throw .input("no permission: give permission or permissions")
         }
-        for name in names where name.isEmpty || name.utf8.count > 100
-            || !name.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F }) {
-            throw .input("\"\(name)\" is not a permission name (lower-case letters, digits and _)")
-        }
         return Question(user: user, names: names, single: one != nil)
+    }
+
+    /// The permission name a string value holds. Checked in place: a value of
+    /// many megabytes is neither copied nor quoted whole in the error.
+    static func name(_ value: JSON) throws(RecordError) -> String {
+        let bytes = JSONView(value).stringBytes ?? UnsafeBufferPointer(start: nil, count: 0)
+        guard !bytes.isEmpty, bytes.count <= longestName,
+              bytes.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F }) else {
+            throw .input("\"\(shown(bytes))\" is not a permission name (lower-case letters, digits and _, "
+                + "at most \(longestName))")
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The user's permissions, shared by every record of the run that asks
@@ -99,14 +114,68 @@ final class PermissionChecker: RecordTool {
         return request
     }
 
-    /// Each name's status in a `/permissions` answer; nil when the answer is not one.
-    static func statuses(_ answer: Answer) -> [String: String]? {
-        guard let data = answer.json?["data"], data.kind == .array else { return nil }
-        var found: [String: String] = [:]
-        for entry in data.elements {
-            if let name = entry["permission"]?.string, let status = entry["status"]?.string { found[name] = status }
+    /// Longest permission name taken (and shown in a message).
+    static let longestName = 100
+
+    /// `text` for a message: its first `longestName` bytes and `…` when it is longer.
+    static func shown(_ text: some Collection<UInt8>) -> String {
+        text.count <= longestName ? UTF8Validation.repaired(text)
+            : UTF8Validation.repaired(text.prefix(longestName)) + "…"
+    }
+
+    /// What a `/permissions` answer says of one name.
+    enum Listing {
+        case status(String)
+        case absent
+        /// Listed twice with two statuses (declined, then granted): unknown.
+        case conflicting(String, String)
+    }
+
+    /// A `/permissions` answer as read so far: where its entries lie, and
+    /// what it said of the names asked until now.
+    struct Reading {
+        /// Kept so that its identifier, the key of this reading, is not reused.
+        let body: ResponseBody
+        let raw: RawJSON
+        let entries: [Range<Int>]
+        var names: [String: Listing] = [:]
+    }
+
+    private var readings: [ObjectIdentifier: Reading] = [:]
+
+    /// What `answer`, `{"data": [{"permission": NAME, "status": STATUS}, …]}`,
+    /// says of each of `names` (and of the names read before); the `http`
+    /// error of an answer that is not a permissions list. An answer may list
+    /// thousands of entries: it is read where it lies, once for every record
+    /// that shares it, and only what it says of the names asked is kept.
+    func listings(of names: [String], in answer: Answer) -> Result<[String: Listing], RecordError> {
+        let key = ObjectIdentifier(answer.body)
+        var reading: Reading
+        if let known = readings[key] {
+            reading = known
+        } else {
+            guard let raw = answer.body.raw, let data = raw.member("data", of: raw.root), raw.bytes[data.lowerBound] == 0x5B else {
+                return .failure(RecordError(.http, "the permissions answer has no data list", status: answer.status))
+            }
+            reading = Reading(body: answer.body, raw: raw, entries: raw.elements(of: data))
         }
-        return found
+        let unread = names.filter { reading.names[$0] == nil }
+        if !unread.isEmpty {
+            for name in unread { reading.names[name] = .absent }
+            let raw = reading.raw
+            for entry in reading.entries {
+                guard let name = raw.member("permission", of: entry).flatMap(raw.string), unread.contains(name),
+                      let listed = reading.names[name], let status = raw.member("status", of: entry).flatMap(raw.string)
+                else { continue }
+                switch listed {
+                case .absent: reading.names[name] = .status(status)
+                case .status(let earlier) where earlier != status: reading.names[name] = .conflicting(earlier, status)
+                default: break
+                }
+            }
+            readings[key] = reading
+        }
+        return .success(reading.names)
     }
 
     /// The `token` member of a result from a `debug_token` answer, or the
@@ -179,10 +248,25 @@ final class CheckJob: Job {
             case .failure(let error): return .fail(error)
             }
         }
-        guard let found = PermissionChecker.statuses(answer) else {
-            return .fail(RecordError(.http, "the permissions answer has no data list", status: answer.status))
+        guard let question else { return .done }
+        let names = question.names.filter { PermissionChecker.removed[$0] == nil }
+        let found: [String: PermissionChecker.Listing]
+        switch checker.listings(of: names, in: answer) {
+        case .success(let listings): found = listings
+        case .failure(let error): return .fail(error)
         }
-        statuses = found
+        for name in names {
+            switch found[name] {
+            case .status(let status)?:
+                statuses[name] = status
+            case .conflicting(let first, let second)?:
+                return .fail(RecordError(.http, "the permissions answer is inconsistent: it lists \(name) as both "
+                    + "\(PermissionChecker.shown(first.utf8)) and \(PermissionChecker.shown(second.utf8))",
+                    status: answer.status))
+            case .absent?, nil:
+                break
+            }
+        }
         do throws(RecordError) {
             return try afterPermissions()
         } catch {

@@ -325,6 +325,37 @@ func base64(_ bytes: [UInt8]) -> String {
     }
 }
 
+extension LineReaderTests {
+    @Test func theRoomOfALongLineIsGivenBackOnceItIsHandedOut() {
+        // A 16 MiB line, then short ones: the buffer grown for the long line
+        // does not stay for the rest of the run.
+        var template = Array("/tmp/line-reader-test-XXXXXX".utf8CString)
+        let fd = mkstemp(&template)
+        defer {
+            close(fd)
+            unlink(template)
+        }
+        let text = [UInt8](repeating: 0x61, count: 16 << 20) + [0x0A] + Array("short\nlast\n".utf8)
+        #expect(text.withUnsafeBufferPointer { writeAll(fd: fd, $0) } == 0)
+        lseek(fd, 0, SEEK_SET)
+        let reader = LineReader(fd: fd, maxLine: 32 << 20)
+        var lengths: [Int] = []
+        var roomAfterLong = 0
+        while true {
+            while let line = reader.nextLine() {
+                if case .text(_, let bytes) = line {
+                    if lengths.count == 1 { roomAfterLong = reader.room }
+                    lengths.append(bytes.count)
+                }
+            }
+            if reader.reachedEnd { break }
+            reader.fill()
+        }
+        #expect(lengths == [16 << 20, 5, 4])
+        #expect(roomAfterLong <= 4 << 20)
+    }
+}
+
 @Suite struct DiagnosticsTests {
     @Test func controlCharactersAreEscaped() {
         #expect(Diagnostics.escapingControlCharacters("plain é") == "plain é")

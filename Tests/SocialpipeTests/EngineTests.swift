@@ -249,6 +249,49 @@ func lineNumbers(_ output: [String]) -> [Int] {
         #expect(bPagesBeforeA <= 3)
     }
 
+    @Test func aJobBehindTheHeadStopsFetchingOnceTheLinesHeldReachTheByteBound() throws {
+        // "a" answers only after many turns; "b" has 3 pages of 400 lines of 96 KiB
+        // each: the second page brings what waits behind the head past 64 MiB, long
+        // before the bound of 2,000 lines, and the third request waits.
+        let tool = PagingTool()
+        tool.pages = 3
+        tool.perPage = 400
+        let large = "\"" + String(repeating: "x", count: 96 << 10) + "\""
+        var bPagesBeforeA = 0
+        var aDone = false
+        let transport = ScriptedTransport { request, _ in
+            if request.url.contains("/b/") && !aDone { bPagesBeforeA += 1 }
+            if request.url.contains("/a/") {
+                aDone = request.url.hasSuffix("/2")
+                return (answer("{}"), request.url.hasSuffix("/0") ? 400 : 1)
+            }
+            return (answer(large), 1)
+        }
+        let (status, output) = try runLoop(tool, lines: ["\"a\"", "\"b\""], transport: transport)
+        #expect(status == .success)
+        #expect(lineNumbers(output) == Array(repeating: 1, count: 1200) + Array(repeating: 2, count: 1200))
+        #expect(bPagesBeforeA == 2)
+    }
+
+    /// An answer past the transport's cap is not asked for again, as it would
+    /// be as long again: a read ends `http`, posts (a batch) `ambiguous`.
+    @Test func anAnswerTooLongToReadIsFinal() throws {
+        let tool = PagingTool()
+        let reads = ScriptedTransport { _, _ in (.tooLarge(status: 200, limit: 16 << 20), 1) }
+        let (status, output) = try runLoop(tool, lines: ["\"a\""], transport: reads)
+        #expect(status == .recordFailed)
+        #expect(reads.sent.count == 1)
+        #expect(output.count == 1)
+        #expect(output.allSatisfy { $0.contains("\"kind\":\"http\",\"status\":200") && $0.contains("16 MiB")
+            && $0.contains("\"attempts\":1") })
+        tool.batchKey = "feed"
+        let posts = ScriptedTransport { _, _ in (.tooLarge(status: 200, limit: 16 << 20), 1) }
+        let (_, batched) = try runLoop(tool, lines: ["\"a\"", "\"b\""], transport: posts, batching: ListBatching())
+        #expect(posts.sent.count == 1)
+        #expect(batched.count == 2)
+        #expect(batched.allSatisfy { $0.contains("\"kind\":\"ambiguous\"") && $0.contains("may or may not have been applied") })
+    }
+
     @Test func identicalRequestsAreSentOnceAndAKeptAnswerServesLaterJobs() throws {
         let tool = PagingTool()
         tool.sharingKey = { _ in RequestSpec.Sharing(key: "same", keepAnswer: true) }

@@ -33,8 +33,10 @@ Sections:
   7. no token in any URL, on stdout or on stderr; appsecret_proof
   8. throttling (code 17): regain time beyond --max-wait, none (backoff), retries exhausted
   9. input, usage and configuration errors
+ 10. answers read in place (issue 17): a large answer, one past the size cap, names listed twice
 """
 import json
+import os
 import re
 import subprocess
 import time
@@ -51,7 +53,7 @@ from toolenv import (FB_APP_ID as APP_ID, FB_APP_SECRET as APP_SECRET, FB_APP_TO
 from toolenv import (SANDBOX_SECRETS, Running, assert_fresh_accepted_proofs, assert_no_secrets,
                      assert_no_token_in_urls, assert_usage_error, batch_items, batch_requests, check_api_error_extras,
                      check_graph_error, check_throttled_without_waiting, credentials_path, iso_to_epoch, jl,
-                     parse_envelope, throttle_fault, wait_for_fault_hit, write_private)
+                     parse_envelope, start, throttle_fault, vm_hwm_kib, wait_for_fault_hit, write_private)
 
 TOOL = "fb-perm-check"
 FB_TOKEN = USER_TOKEN               # the token of `run` and `fb_env` (conftest) unless a test names another
@@ -863,6 +865,36 @@ def test_input_errors_are_per_line_and_never_sent(run, sb):
     assert sb.log() == []
 
 
+@pytest.mark.parametrize("record,key,nearest", [
+    ({"permision": "email"}, "permision", "permission"),
+    ({"permission": "email", "usr": USER2}, "usr", "user"),
+    ({"permissions": ["email"], "profiles": "main"}, "profiles", "profile"),
+    ({"permission": "email", "scope": "x"}, "scope", None),
+], ids=["permision", "usr", "profiles", "scope"])
+def test_a_record_with_an_unknown_key_is_input_naming_it_and_the_nearest_known_one(run, sb, record, key, nearest):
+    """Issue 17 §5: `{"permission":"email","usr":"…"}` asked about the token's own user."""
+    r = run([], jl(record, "email"), token=APP_TOKEN if "usr" in record else USER_TOKEN)
+    assert r.returncode == 1, r
+    first, second = r.envelopes
+    assert first["ok"] is False and first["error"]["kind"] == "input" and first["error"]["attempts"] == 0, first
+    message = first["error"]["message"]
+    assert '"%s"' % key in message, message
+    if nearest:
+        assert 'did you mean "%s"' % nearest in message, message
+    assert second["line"] == 2, r
+    assert all(e["path"] != perm_path(USER2) for e in perm_requests(sb)), "nothing is sent for the record"
+
+
+def test_a_long_name_is_not_quoted_whole(run, sb):
+    """A name of a megabyte (--max-line raised) is refused with its start, not all of it."""
+    name = "x" * 1_000_000 + "!"
+    r = run(["--max-line", "2000000"], jl({"permission": name}))
+    [e] = r.envelopes
+    assert e["error"]["kind"] == "input", e
+    assert len(e["error"]["message"]) < 300 and "x" * 100 + "…" in e["error"]["message"], e
+    assert sb.log() == []
+
+
 def test_unknown_profile_is_auth_for_that_record(run, sb, home):
     write_private(credentials_path(home), {"default": "main",
                                            "profiles": {"main": {"facebook": {"access_token": USER_TOKEN}},
@@ -906,3 +938,89 @@ def test_help_and_version(bin_path, fb_env):
     assert p.returncode == 0 and b"--token" in p.stdout and b"--graph-version" in p.stdout, p
     p = subprocess.run([bin_path, "--version"], capture_output=True, env=fb_env(), timeout=10)
     assert p.returncode == 0 and re.fullmatch(rb"fb-perm-check [0-9][^\n]*\n", p.stdout), p
+
+
+# --------------------------------------------------------------------------------------
+# 10. answers read in place (issue 17)
+# --------------------------------------------------------------------------------------
+
+def permissions_answer(entries):
+    """The JSON text of a /permissions answer listing (name, status) pairs, in order."""
+    return json.dumps({"data": [{"permission": n, "status": s} for n, s in entries]}, separators=(",", ":"))
+
+
+def answer_permissions_with(sb, body, count=1):
+    """The next `count` /permissions requests are answered 200 with `body` (JSON text)."""
+    return sb.fault("status", match={"endpoint": PERMISSIONS}, status=200, body=body, count=count)
+
+
+def test_a_large_answer_is_read_in_place(bin_path, fb_env, sb):
+    """An answer of 12 MB (270,000 entries) is read where it lies, not built into a
+    jansson tree (200 MiB): peak RSS (VmHWM, read while the process is alive) stays
+    within 2.5 times the answer (itself, and where its entries lie) plus 16 MiB, and the
+    names asked about are found wherever they stand, by every record that shares it."""
+    if not os.path.exists("/proc/self/status"):
+        pytest.skip("needs /proc for VmHWM")
+    made_up = [("made_up_%07d" % i, "granted") for i in range(270_000)]
+    body = permissions_answer([("pages_manage_posts", "granted")] + made_up + [("email", "declined")])
+    answer_permissions_with(sb, body)
+    p = start(bin_path, fb_env())
+    try:
+        p.stdin.write(jl({"permissions": ["pages_manage_posts", "email", "user_posts"]}, "made_up_0135000"))
+        p.stdin.flush()                       # stdin stays open: the process stays alive to be measured
+        lines = [p.stdout.readline(), p.stdout.readline()]
+        peak = vm_hwm_kib(p.pid)
+        p.stdin.close()
+        rc = p.wait(timeout=10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        err = p.stderr.read()
+    assert_no_secrets(*lines, err, secrets=FB_SECRETS)
+    assert rc == 1, err
+    table, single_ = [parse_envelope(line) for line in lines]
+    check_result(table, {"user": "me", "granted": False, "permissions": {
+        "pages_manage_posts": "granted", "email": "declined", "user_posts": "not_requested"}})
+    check_result(single_, single("me", "made_up_0135000", "granted"))
+    assert peak * 1024 <= 2.5 * len(body) + (16 << 20), "peak RSS %.1f MiB for an answer of %.1f MiB" % (
+        peak / 1024, len(body) / 2 ** 20)
+    assert len(perm_requests(sb)) == 1
+
+
+def test_an_answer_past_the_size_cap_is_http_naming_the_cap_and_not_asked_again(run, sb):
+    """Past 16 MiB an answer is not read to its end: each record that shares it ends
+    `http`, after the one request (asked again, it would be as long again)."""
+    made_up = [("made_up_%07d" % i, "granted") for i in range(400_000)]
+    body = permissions_answer([("email", "granted")] + made_up)
+    assert len(body) > 16 << 20
+    answer_permissions_with(sb, body, count=None)
+    r = run([], jl("email", {"permissions": ["email", "user_posts"]}), timeout=60)
+    assert r.returncode == 1, r
+    for e in r.envelopes:
+        err = check_graph_error(e, "http", status=200, attempts=1)
+        assert "16 MiB" in err["message"], err
+    assert len(perm_requests(sb)) == 1
+
+
+@pytest.mark.parametrize("first,second", [("declined", "granted"), ("granted", "declined")])
+def test_a_name_listed_twice_with_two_statuses_is_http(run, sb, first, second):
+    """Issue 17 §5: which of the two entries holds is a guess, and a guess must never
+    read as granted. The records that ask about other names are answered."""
+    answer_permissions_with(sb, permissions_answer([("email", first), ("public_profile", "granted"),
+                                                    ("email", second)]))
+    r = run([], jl("email", "public_profile", {"permissions": ["public_profile", "email"]}))
+    assert r.returncode == 1, r
+    got = r.by_line()
+    for line in (1, 3):
+        err = check_graph_error(got[line], "http", status=200, attempts=1)
+        assert "inconsistent" in err["message"] and "email" in err["message"], err
+    check_result(got[2], single("me", "public_profile", "granted"))
+    assert len(perm_requests(sb)) == 1
+
+
+def test_a_name_listed_twice_alike_is_answered(run, sb):
+    answer_permissions_with(sb, permissions_answer([("email", "granted"), ("email", "granted")]))
+    r = run([], jl("email"))
+    assert r.returncode == 0, r
+    check_result(r.envelopes[0], single("me", "email", "granted"))

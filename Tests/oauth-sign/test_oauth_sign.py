@@ -1316,6 +1316,38 @@ def test_line_of_exactly_max_line_bytes_is_accepted(run):
     assert p.returncode == 0, p.stdout
 
 
+def test_a_long_line_costs_a_small_multiple_of_its_size(bin_path, home):
+    """Issue 17 §4: a line of 64 MiB (--max-line raised) is held as read, as jansson's
+    value and as the echo, and no more: the envelope is written out from the echo, not
+    copied into the output buffer first, and the reader gives its room back. Peak RSS
+    (VmHWM, read while the process is alive) stays within 3.25 times the line, plus
+    16 MiB for the process itself."""
+    if not os.path.exists("/proc/self/status"):
+        pytest.skip("needs /proc for VmHWM")
+    body = "x" * (64 << 20)
+    record = {"method": "POST", "url": "https://api.x.com/2/tweets", "content_type": "application/json", "body": body}
+    line = jl(record)
+    env = clean_env(home, TW_CONSUMER_KEY="ck", TW_CONSUMER_SECRET="cs", TW_ACCESS_TOKEN="t", TW_ACCESS_TOKEN_SECRET="ts")
+    p = subprocess.Popen([bin_path, "--max-line", str(len(line))], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env)
+    try:
+        p.stdin.write(line)
+        p.stdin.flush()                       # stdin stays open: the process stays alive to be measured
+        out = p.stdout.readline()
+        peak = toolenv.vm_hwm_kib(p.pid)
+        p.stdin.close()
+        rc = p.wait(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert rc == 0, p.stderr.read()
+    [env_] = envelopes(out)
+    assert env_["ok"] is True and env_["input"] == record
+    assert peak * 1024 <= 3.25 * len(line) + (16 << 20), "peak RSS %.1f MiB for a line of %.1f MiB" % (
+        peak / 1024, len(line) / 2 ** 20)
+
+
 def test_blank_lines_are_skipped_but_counted(run):
     p = run([], b"\n   \n\t\n" + jl(GOOD) + b" \t \n" + jl(GOOD))
     assert p.returncode == 0

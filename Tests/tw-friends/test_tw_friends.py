@@ -888,6 +888,70 @@ def test_memory_stays_flat_while_a_later_list_waits_behind_a_slow_one(bin_path, 
     assert len(set(ids[len(first):])) == jack_max and None not in ids
 
 
+def test_memory_stays_flat_when_a_large_record_waits_behind_a_slow_one(bin_path, make_env, sb, reference, home):
+    """Issue 17 §4: every envelope echoes its record. jack's list (3,000 accounts here),
+    asked for by a record of 256 KiB (a profile with a name that long), waits in
+    ordered mode behind follows_1001, whose second page the sandbox holds for 3 s:
+    the lines jack's walk holds meanwhile must not each hold a copy of the record
+    (2,000 of them were 500 MiB). Peak RSS (VmHWM, read while the process is alive)
+    stays under 32 MiB, and every line still comes out whole and in order."""
+    if not os.path.exists("/proc/self/status"):
+        pytest.skip("needs /proc for VmHWM")
+    first = reference("follows_1001")
+    jack = reference("jack", limit=3000)
+    profile = "p" * (256 << 10)
+    write_private(credentials_path(home), {"profiles": {profile: {"twitter": twitter_section(x_credentials())}}})
+    records = [{"username": "follows_1001", "profile": profile}, {"username": "jack", "profile": profile, "max": 3000}]
+    fault = sb.fault("delay", match={"method": "GET", "path": "/2/users/%s/following" % uid("follows_1001")},
+                     skip=1, ms=3000)
+    p = start(bin_path, make_env(), ["-q"])
+    envelope_start = re.compile(rb'\{"ok":(true|false),"line":([0-9]+),"input":')
+    lines, ids, echoes = [], [], []
+    done = threading.Event()
+
+    def read():
+        # Lines of a quarter of a megabyte, read in large chunks.
+        rest = b""
+        while len(lines) < len(first) + len(jack):
+            chunk = p.stdout.read1(1 << 20)
+            if not chunk:
+                break
+            rest += chunk
+            *complete, rest = rest.split(b"\n")
+            for line in complete:
+                m = envelope_start.match(line)
+                lines.append(int(m.group(2)) if m and m.group(1) == b"true" else None)
+                ids.append(json.loads(line[line.rindex(b',"result":') + 10:-1])["id"] if m else None)
+                if len(echoes) < 2 and lines[-1] == len(echoes) + 1:
+                    echoes.append(json.loads(line)["input"])
+        done.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        p.stdin.write(jl(*records))
+        p.stdin.flush()                       # stdin stays open: the process stays alive to be measured
+        assert wait_for_fault_hit(sb, fault, timeout=10), "follows_1001's second page was never asked for"
+        time.sleep(2)
+        held_pages = len(page_requests(sb, "2", "jack"))
+        assert done.wait(timeout=120), "not every account came out (%d lines)" % len(lines)
+        peak = vm_hwm_kib(p.pid)
+        p.stdin.close()
+        rc = p.wait(timeout=10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        err = p.stderr.read()
+    assert_no_secrets(err)
+    assert rc == 0, err
+    assert held_pages >= 2, ("jack's walk should go on a page or two while it waits", held_pages)
+    assert peak / 1024 <= 32, "peak RSS %.1f MiB" % (peak / 1024)
+    assert lines == [1] * len(first) + [2] * len(jack)
+    assert ids == [u["id"] for u in first] + [u["id"] for u in jack]
+    assert echoes == records, "the lines held behind the head carry their record whole"
+
+
 @pytest.mark.parametrize("api", ["2", "1.1"])
 def test_closed_stdout_ends_the_run_quietly_with_at_most_one_more_page(bin_path, make_env, sb, api):
     first, rc, err, elapsed = through_head([bin_path] + api_args(api) + ["jack"], make_env(), timeout=10)

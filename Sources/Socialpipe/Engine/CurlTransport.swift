@@ -19,8 +19,11 @@ final class HTTPTransfer {
     private let errorText = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
     let started = Clock.monotonic()
 
-    /// Responses larger than this are refused rather than held in memory.
-    static let maximumBody = 64 << 20
+    /// Answers larger than this are refused rather than held in memory, and
+    /// the record fails (`TransferOutcome.tooLarge`). The largest answers
+    /// read are pages: a thousand X accounts with every user field come to
+    /// about half a megabyte from the sandbox, a few megabytes at most from X.
+    static let maximumBody = 16 << 20
 
     init?(request: HTTPRequest, id: Int, timeout: Double, caFile: String?, userAgent: String) {
         guard let handle = sp_easy_init() else { return nil }
@@ -177,6 +180,13 @@ final class HTTPTransfer {
             tooLarge = true
             return 0
         }
+        if body.isEmpty {
+            // Room for the whole body at once when its length is known, rather
+            // than a copy at every doubling of a large one.
+            var length: curl_off_t = -1
+            sp_easy_getinfo_offset(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
+            if length > 0 { body.reserveCapacity(min(Int(length), Self.maximumBody)) }
+        }
         body.append(contentsOf: UnsafeBufferPointer(start: data, count: count))
         return count
     }
@@ -206,10 +216,9 @@ final class HTTPTransfer {
         if code == CURLE_OK {
             return .response(HTTPResponse(status: status, headers: headers, body: body))
         }
+        if tooLarge { return .tooLarge(status: status, limit: Self.maximumBody) }
         let message: String
-        if tooLarge {
-            message = "response larger than \(Self.maximumBody) bytes"
-        } else if fileUnreadable, let name = request.streamedBody?.file.name {
+        if fileUnreadable, let name = request.streamedBody?.file.name {
             message = "\(name) could not be read while it was sent (was it changed?)"
         } else if resendRefused {
             message = "connection lost before an answer"

@@ -4,8 +4,8 @@ import Glibc
 /// the loop one turn at a time. It keeps at most `--parallel` requests in
 /// flight, retries each request on its own (page 40 of a list has its full
 /// retries), waits out rate limits, shares a request among the jobs that ask
-/// for the same thing, gathers batches, and stops a job that has written
-/// enough lines behind the head of an ordered output.
+/// for the same thing, gathers batches, and stops a job behind the head of
+/// an ordered output while too much waits there (lines, or bytes).
 public final class Engine {
     private let parallel: Int
     private let retries: Int
@@ -18,6 +18,13 @@ public final class Engine {
     /// Lines a job may hold behind the head of ordered output before it stops
     /// asking for more (two pages of a thousand accounts).
     static let lineBoundPerJob = 2000
+
+    /// Whether the job of `reply` may ask for more: always at the head of the
+    /// output; behind it, while it holds fewer than `lineBoundPerJob` lines and
+    /// all records together hold less than `OutcomeQueue.byteWindow` bytes.
+    private static func mayFetchMore(_ reply: Reply) -> Bool {
+        reply.isAtHead || (reply.bufferedLines < lineBoundPerJob && reply.bufferedBytesOfAllRecords < OutcomeQueue.byteWindow)
+    }
 
     /// A job and its bookkeeping.
     final class Tracked {
@@ -240,8 +247,7 @@ public final class Engine {
             }
             return
         }
-        let reply = tracked.job.reply
-        if !reply.isAtHead && reply.bufferedLines >= Self.lineBoundPerJob {
+        if !Self.mayFetchMore(tracked.job.reply) {
             parked.append((tracked, spec, notBefore))
             return
         }
@@ -293,13 +299,12 @@ public final class Engine {
     }
 
     /// Jobs stopped for their buffered lines go on once their record reaches
-    /// the head of the output or its lines have gone out.
+    /// the head of the output or enough lines have gone out.
     private func unpark() {
         guard !parked.isEmpty else { return }
         var still: [(Tracked, RequestSpec, notBefore: Double)] = []
         for (tracked, spec, notBefore) in parked {
-            let reply = tracked.job.reply
-            if reply.isAtHead || reply.bufferedLines < Self.lineBoundPerJob {
+            if Self.mayFetchMore(tracked.job.reply) {
                 submit(spec, for: tracked, notBefore: notBefore)
             } else {
                 still.append((tracked, spec, notBefore))
@@ -457,6 +462,13 @@ public final class Engine {
             }
         case .response(let response):
             judge(response, to: exchange, verboseAfter: verbose ? (request, elapsed) : nil)
+        case .tooLarge(let status, let limit):
+            let message = "the answer (HTTP \(status)) is longer than \(limit >> 20) MiB, the most a tool reads; "
+                + "not asked again, as it would be as long again"
+            if verbose {
+                Diagnostics.say("failed \(request.method) \(Redaction.redactedURL(request.url)): \(message) (\(Int(elapsed * 1000)) ms)")
+            }
+            failExchange(exchange, unreadable(exchange, status: status, message))
         }
     }
 

@@ -276,6 +276,9 @@ public enum TransferOutcome: Sendable {
     /// received (and applied) the request; `lasting` failures (a certificate
     /// that does not verify, a malformed URL) would fail the same way again.
     case failure(message: String, requestSent: Bool, lasting: Bool, status: Int?)
+    /// The answer (with `status`) was longer than `limit` bytes and was not
+    /// read to its end. Final: asked again, it would be as long again.
+    case tooLarge(status: Int, limit: Int)
 }
 
 /// What an API's answers mean: X and Graph each have one, shared by their

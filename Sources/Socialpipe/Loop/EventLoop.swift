@@ -62,9 +62,11 @@ public final class EventLoop {
         signals = watchesSignals ? SignalWatch() : nil
     }
 
-    /// Whether another record may be taken in now.
+    /// Whether another record may be taken in now: not while the records
+    /// already read hold too many lines or bytes (`OutcomeQueue.byteWindow`).
     private var hasRoom: Bool {
         queue.unfinished < (engine?.window ?? Int.max) && queue.bufferedLines < Self.bufferedLineWindow
+            && queue.bufferedBytes < OutcomeQueue.byteWindow
     }
 
     /// Runs `tool` over every record and returns the exit status.

@@ -2,14 +2,19 @@ import Glibc
 
 /// The one buffered writer for stdout. Lines are appended whole to `buffer`;
 /// it is written out when it fills, when the loop is about to wait, and at
-/// the end. A reader that went away (EPIPE, or POLLERR seen by the loop)
-/// marks it closed: the run then stops quietly.
+/// the end. A long run of bytes (a large record's echo) goes straight out
+/// instead of through the buffer, and a line that grew the buffer far beyond
+/// its size gives that memory back once written. A reader that went away
+/// (EPIPE, or POLLERR seen by the loop) marks it closed: the run then stops quietly.
 public final class OutputWriter {
     /// Where lines are serialised; `endLine()` after each.
-    public let buffer = ByteBuffer(capacity: 128 * 1024)
+    public private(set) var buffer = ByteBuffer(capacity: OutputWriter.capacity)
     /// The descriptor written.
     public let fd: Int32
+    private static let capacity = 128 * 1024
     private let flushThreshold = 64 * 1024
+    /// A buffer grown beyond this by a long line is replaced once the line is out.
+    private static let largestKept = 4 << 20
 
     /// Set once the reader of the output has gone away.
     public private(set) var isClosed = false
@@ -21,11 +26,25 @@ public final class OutputWriter {
         self.fd = fd
     }
 
+    /// Appends `bytes` to the line being written in `buffer`; a run as long as
+    /// the flush threshold is written out directly, after what is buffered.
+    public func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard bytes.count >= flushThreshold else {
+            buffer.append(bytes)
+            return
+        }
+        if flush() { writeOut(bytes) }
+    }
+
     /// Ends a line in `buffer` (appending `\n` unless the line holds its
     /// own) and writes the buffer out once it is large.
     public func endLine(appended: Bool = true) {
         if appended { buffer.append(0x0A) }
         if buffer.count >= flushThreshold { flush() }
+        if buffer.count + buffer.freeCapacity > Self.largestKept {
+            flush()
+            buffer = ByteBuffer(capacity: Self.capacity)
+        }
     }
 
     /// Marks the output closed, as an EPIPE would, when the loop sees that
@@ -43,13 +62,18 @@ public final class OutputWriter {
             return false
         }
         guard !buffer.isEmpty else { return true }
-        let result = writeAll(fd: fd, buffer.bytes)
+        let written = writeOut(buffer.bytes)
         buffer.removeAll()
-        if result != 0 {
-            isClosed = true
-            if result != EPIPE { failure = result }
-            return false
-        }
-        return true
+        return written
+    }
+
+    /// Writes `bytes` to the descriptor; on failure marks the output closed.
+    @discardableResult
+    private func writeOut(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let result = writeAll(fd: fd, bytes)
+        guard result != 0 else { return true }
+        isClosed = true
+        if result != EPIPE { failure = result }
+        return false
     }
 }

@@ -12,19 +12,26 @@ public enum InputLine {
 /// Reads a descriptor with read(2) into its own buffer (never through
 /// `FILE*`, whose buffer poll cannot see) and hands out lines, counting every
 /// physical line, blank ones included. Memory stays within the line limit
-/// however long a line is.
+/// however long a line is, and a long line's room is given back once it has
+/// been handed out.
 public final class LineReader {
     /// The descriptor read.
     public let fd: Int32
     private let maxLine: Int
     /// Bytes read; those before `start` are handed out already.
-    private let buffer = ByteBuffer(capacity: 64 * 1024)
+    private var buffer = ByteBuffer(capacity: LineReader.capacity)
+    /// The buffer's size, until a line longer than that arrives.
+    private static let capacity = 64 * 1024
+    /// A buffer grown beyond this by a long line is replaced once the line is handed out.
+    private static let largestKept = 4 << 20
     private var start = 0
     /// Bytes from `start` already searched for a newline and found without
     /// one: a long line arriving in many reads is searched once, not once per read.
     private var searched = 0
     /// Bytes memchr has looked at so far (the unit tests check it stays linear).
     private(set) var bytesSearched = 0
+    /// Bytes the buffer has room for (the unit tests check a long line's room is given back).
+    var room: Int { buffer.count + buffer.freeCapacity }
     private var lineNumber = 0
     /// Skipping the rest of an over-long line: its prefix and length so far.
     private var overlong: (prefix: [UInt8], length: Int)?
@@ -102,6 +109,7 @@ public final class LineReader {
     /// The next complete line, or nil when more input is needed. After the
     /// end of input, a last line without `\n` is returned too.
     public func nextLine() -> InputLine? {
+        giveBackRoom()
         while true {
             let available = end - start
             if let lineEnd = findNewline() {
@@ -131,6 +139,17 @@ public final class LineReader {
             }
             return nil
         }
+    }
+
+    /// Moves the bytes not yet handed out to a buffer of the usual size when a
+    /// long line (handed out or skipped by now) grew the buffer far beyond it.
+    private func giveBackRoom() {
+        let left = end - start
+        guard buffer.count + buffer.freeCapacity > Self.largestKept, left <= Self.capacity / 2 else { return }
+        let smaller = ByteBuffer(capacity: Self.capacity)
+        smaller.append(buffer[start..<end])
+        buffer = smaller
+        start = 0
     }
 
     /// Everything read so far is handed out or skipped.

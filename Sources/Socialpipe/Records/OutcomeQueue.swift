@@ -11,22 +11,38 @@ public enum OutputStyle: Sendable {
 /// Puts outcomes on stdout in input order (or as they come with
 /// `--unordered`): a record's lines wait until every earlier record is done.
 /// An outcome is serialised once, when it is known: straight into the
-/// output when its record is at the head, else into its record's slot.
+/// output when its record is at the head, else into its record's slot,
+/// without the record's echo, which the slot holds once for all its lines.
 final class OutcomeQueue {
     final class Slot {
+        /// How each of the record's envelopes begins.
+        let start: EnvelopeStart
         /// What waits to be written, in order.
         var pending: [Pending] = []
         var done = false
         /// Lines held here until the record reaches the head.
         var bufferedLines = 0
+        /// Bytes held for the record until it is written out: its echo and its pending lines.
+        var bufferedBytes = 0
         /// Whether the record has failed (its first failure is the one counted).
         var failed = false
+
+        init(start: EnvelopeStart) { self.start = start }
     }
 
     enum Pending {
+        /// Lines as they go out (the tool's own format).
         case lines([UInt8], count: Int)
+        /// An envelope after its start, which the slot's echo supplies when it goes out.
+        case envelope(ok: Bool, rest: [UInt8])
         case diagnostic(String)
     }
+
+    /// Bytes held for the records not yet written out (their echoes and the
+    /// lines waiting behind the head) beyond which no job behind the head
+    /// fetches more and no more records are read. The head's own record never
+    /// waits, so the run always goes on.
+    static let byteWindow = 64 << 20
 
     let style: OutputStyle
     private let ordered: Bool
@@ -40,6 +56,8 @@ final class OutcomeQueue {
     private(set) var unfinished = 0
     /// Lines held in slots behind the head, for the read-ahead bound.
     private(set) var bufferedLines = 0
+    /// Bytes held for the records not yet written out, for the read-ahead bound.
+    private(set) var bufferedBytes = 0
     /// Records opened, for the summary at exit.
     private(set) var records = 0
     /// Records that failed, by the kind of their first failure.
@@ -51,17 +69,39 @@ final class OutcomeQueue {
         self.output = output
     }
 
-    func open() -> Slot {
-        let slot = Slot()
+    func open(_ start: EnvelopeStart) -> Slot {
+        let slot = Slot(start: start)
         records += 1
         unfinished += 1
+        hold(start.size, in: slot)
         if ordered { slots.append(slot) }
         return slot
+    }
+
+    private func hold(_ bytes: Int, in slot: Slot) {
+        slot.bufferedBytes += bytes
+        bufferedBytes += bytes
     }
 
     /// Whether `slot` may write straight to the output.
     func isHead(_ slot: Slot) -> Bool {
         !ordered || (head < slots.count && slots[head] === slot)
+    }
+
+    /// Writes one envelope: its start from the slot's echo, then what `body` serialises.
+    func writeEnvelope(in slot: Slot, ok: Bool, failed: Bool, _ body: (ByteBuffer) -> Void) {
+        if failed { anyFailed = true }
+        if isHead(slot) {
+            slot.start.write(ok: ok, to: output)
+            body(output.buffer)
+            output.endLine()
+            return
+        }
+        let held = ByteBuffer(capacity: 256)
+        body(held)
+        held.append(0x0A)
+        slot.pending.append(.envelope(ok: ok, rest: held.array))
+        holdLine(of: held.count, in: slot)
     }
 
     /// Writes one line, serialised by `body` into the output or into the slot.
@@ -76,8 +116,13 @@ final class OutcomeQueue {
         body(held)
         held.append(0x0A)
         slot.pending.append(.lines(held.array, count: 1))
+        holdLine(of: held.count, in: slot)
+    }
+
+    private func holdLine(of bytes: Int, in slot: Slot) {
         slot.bufferedLines += 1
         bufferedLines += 1
+        hold(bytes, in: slot)
     }
 
     /// Counts a failure of the record of `slot`, once per record.
@@ -105,6 +150,7 @@ final class OutcomeQueue {
             Diagnostics.say(message)
         } else {
             slot.pending.append(.diagnostic(message))
+            hold(message.utf8.count, in: slot)
         }
     }
 
@@ -112,9 +158,11 @@ final class OutcomeQueue {
         slot.done = true
         guard ordered else {
             unfinished -= 1
+            forget(slot)
             return
         }
         while head < slots.count && slots[head].done {
+            forget(slots[head])
             head += 1
             unfinished -= 1
             if head < slots.count { release(slots[head]) }
@@ -132,6 +180,10 @@ final class OutcomeQueue {
             case .lines(let bytes, _):
                 bytes.withUnsafeBufferPointer { output.buffer.append($0) }
                 output.endLine(appended: false)
+            case .envelope(let ok, let rest):
+                slot.start.write(ok: ok, to: output)
+                rest.withUnsafeBufferPointer { output.buffer.append($0) }
+                output.endLine(appended: false)
             case .diagnostic(let message):
                 output.flush()
                 Diagnostics.say(message)
@@ -140,6 +192,57 @@ final class OutcomeQueue {
         bufferedLines -= slot.bufferedLines
         slot.bufferedLines = 0
         slot.pending.removeAll()
+        let written = slot.bufferedBytes - slot.start.size
+        slot.bufferedBytes -= written
+        bufferedBytes -= written
+    }
+
+    /// Stops counting what `slot` held: its record is written out.
+    private func forget(_ slot: Slot) {
+        bufferedBytes -= slot.bufferedBytes
+        slot.bufferedBytes = 0
+    }
+}
+
+/// How every envelope of a record begins, `{"ok":…,"line":N,"input":…`,
+/// with the record's echo serialised once: held once per record, not once
+/// per line waiting, and written out as it is.
+final class EnvelopeStart {
+    let line: Int
+    /// `input`: the record's own line without its whitespace when it holds no
+    /// secret, else the record with its secrets redacted; nil for `null`.
+    private let echo: ByteBuffer?
+
+    init(line: Int, input: JSON?, text: UnsafeBufferPointer<UInt8>?) {
+        self.line = line
+        guard let input else {
+            echo = nil
+            return
+        }
+        if let text, !Redaction.containsSecret(input.raw) {
+            let minified = ByteBuffer(capacity: text.count)
+            minified.appendMinified(text)
+            echo = minified
+        } else {
+            let serialised = ByteBuffer(capacity: 256)
+            serialised.appendJSON(Redaction.redacted(input))
+            echo = serialised
+        }
+    }
+
+    /// Bytes of the echo held.
+    var size: Int { echo?.count ?? 0 }
+
+    func write(ok: Bool, to output: OutputWriter) {
+        let buffer = output.buffer
+        buffer.append(ok ? "{\"ok\":true,\"line\":" : "{\"ok\":false,\"line\":")
+        buffer.appendDecimal(Int64(line))
+        buffer.append(",\"input\":")
+        if let echo {
+            output.append(echo.bytes)
+        } else {
+            buffer.append("null")
+        }
     }
 }
 
@@ -148,11 +251,7 @@ public final class Reply {
     private let queue: OutcomeQueue
     private let slot: OutcomeQueue.Slot
     /// The record's line (or argument index).
-    public let line: Int
-    /// The record, secrets redacted, when it cannot be echoed as it came.
-    private let input: JSON?
-    /// The record's own line, echoed as it came when it holds no secret.
-    private let inputText: [UInt8]?
+    public var line: Int { slot.start.line }
     /// The start of a line that is not a record, for `raw`.
     private let raw: String?
     /// Whether `finish()` was called.
@@ -160,42 +259,25 @@ public final class Reply {
 
     init(queue: OutcomeQueue, line: Int, input: JSON?, text: UnsafeBufferPointer<UInt8>? = nil, raw: String? = nil) {
         self.queue = queue
-        slot = queue.open()
-        self.line = line
+        // Lines in the tool's own format carry no echo.
+        let echoed = queue.style == .envelopes ? input : nil
+        slot = queue.open(EnvelopeStart(line: line, input: echoed, text: text))
         self.raw = raw
-        if let input, let text, !Redaction.containsSecret(input.raw) {
-            self.input = input
-            inputText = Array(text)
-        } else {
-            self.input = input.map(Redaction.redacted)
-            inputText = nil
-        }
     }
 
     /// Lines this record holds behind the head of an ordered output.
     public var bufferedLines: Int { slot.bufferedLines }
+    /// Bytes held for every record not yet written out (echoes, and lines
+    /// waiting behind the head of an ordered output).
+    public var bufferedBytesOfAllRecords: Int { queue.bufferedBytes }
     /// Whether this record's lines go straight out.
     public var isAtHead: Bool { queue.isHead(slot) }
-
-    private func appendStart(ok: Bool, to output: ByteBuffer) {
-        output.append(ok ? "{\"ok\":true,\"line\":" : "{\"ok\":false,\"line\":")
-        output.appendDecimal(Int64(line))
-        output.append(",\"input\":")
-        if let inputText {
-            inputText.withUnsafeBufferPointer { output.appendMinified($0) }
-        } else if let input {
-            output.appendJSON(input)
-        } else {
-            output.append("null")
-        }
-    }
 
     /// One successful outcome; `failsRun` makes the run exit 1 all the same
     /// (a check whose answer is "no").
     public func succeed(_ result: JSON, failsRun: Bool = false) {
         guard !isFinished else { return }
-        queue.writeLine(in: slot, failed: failsRun) { output in
-            appendStart(ok: true, to: output)
+        queue.writeEnvelope(in: slot, ok: true, failed: failsRun) { output in
             output.append(",\"result\":")
             output.appendJSON(result)
             output.append(0x7D)
@@ -207,8 +289,7 @@ public final class Reply {
     /// its whitespace dropped on the way.
     public func succeed(resultText: UnsafeBufferPointer<UInt8>, compact: Bool = true) {
         guard !isFinished else { return }
-        queue.writeLine(in: slot, failed: false) { output in
-            appendStart(ok: true, to: output)
+        queue.writeEnvelope(in: slot, ok: true, failed: false) { output in
             output.append(",\"result\":")
             if compact { output.append(resultText) } else { output.appendMinified(resultText) }
             output.append(0x7D)
@@ -229,8 +310,7 @@ public final class Reply {
         queue.countFailure(in: slot, error.kind)
         switch queue.style {
         case .envelopes:
-            queue.writeLine(in: slot, failed: true) { output in
-                appendStart(ok: false, to: output)
+            queue.writeEnvelope(in: slot, ok: false, failed: true) { output in
                 if let raw {
                     output.append(",\"raw\":")
                     output.appendJSONString(raw)
