@@ -90,22 +90,38 @@ public enum Redaction {
     /// be broken anywhere or cut short, so this is a lexical scan, not a
     /// parse: a string that names a secret, followed by `:` (or, in a broken
     /// line, directly by a string), makes the next value (a string, however
-    /// it ends, or any other token) a secret.
+    /// it ends, or any other token) a secret. A line written with single
+    /// quotes (`{'access_token':'X'}`, as Python prints a dict) is read the
+    /// same way: a `'` opens a string where a key or value could start
+    /// (first, or after `{`, `[`, `,` or `:`) and is closed on the line,
+    /// and after a secret's key it opens the value; elsewhere it is an
+    /// apostrophe (`it's`) and hides nothing that follows.
     public static func redactedRaw(_ line: [UInt8]) -> [UInt8] {
         let count = line.count
         var output: [UInt8] = []
         output.reserveCapacity(count)
         var index = 0
         var secretValueNext = false
-        /// The index just past a string starting at `start` (its opening quote); `count` when unclosed.
+        /// The index just past a string starting at `start` (its opening
+        /// quote, `"` or `'`); `count` when unclosed.
         func stringEnd(_ start: Int) -> Int {
+            let quote = line[start]
             var position = start + 1
             while position < count {
                 if line[position] == 0x5C { position += 2; continue }
-                if line[position] == 0x22 { return position + 1 }
+                if line[position] == quote { return position + 1 }
                 position += 1
             }
             return count
+        }
+        /// Whether the `'` at `start` opens a string: where a key or value
+        /// could start, and closed before the line ends.
+        func opensSingleQuotedString(_ start: Int) -> Bool {
+            var before = start - 1
+            while before >= 0 && JSONScan.isWhitespace(line[before]) { before -= 1 }
+            guard before < 0 || [0x7B, 0x5B, 0x2C, 0x3A].contains(line[before]) else { return false }
+            let end = stringEnd(start)
+            return end > start + 1 && line[end - 1] == 0x27
         }
         func redactValue() {
             output += "\"\(placeholder)\"".utf8
@@ -115,14 +131,14 @@ public enum Redaction {
             let byte = line[index]
             if secretValueNext && !JSONScan.isWhitespace(byte) {
                 switch byte {
-                case 0x22:
+                case 0x22, 0x27:
                     index = stringEnd(index)
                 case 0x7B, 0x5B:
                     // An object or array: skip to its matching close, strings included.
                     var depth = 0
                     while index < count {
                         let inner = line[index]
-                        if inner == 0x22 { index = stringEnd(index); continue }
+                        if inner == 0x22 || inner == 0x27 { index = stringEnd(index); continue }
                         if inner == 0x7B || inner == 0x5B { depth += 1 }
                         if inner == 0x7D || inner == 0x5D { depth -= 1 }
                         index += 1
@@ -138,13 +154,13 @@ public enum Redaction {
                 redactValue()
                 continue
             }
-            if byte == 0x22 {
+            if byte == 0x22 || (byte == 0x27 && opensSingleQuotedString(index)) {
                 let end = stringEnd(index)
                 output += line[index..<end]
                 var after = end
                 while after < count && JSONScan.isWhitespace(line[after]) { after += 1 }
                 // A key is followed by `:`; in a broken line perhaps directly by its value.
-                if after < count && (line[after] == 0x3A || line[after] == 0x22) && end > index + 1 && line[end - 1] == 0x22 {
+                if after < count && [0x3A, 0x22, 0x27].contains(line[after]) && end > index + 1 && line[end - 1] == byte {
                     let name = decodedKey(line[(index + 1)..<(end - 1)])
                     if name.withUnsafeBufferPointer(isSecret(bytes:)) {
                         let valueStart = line[after] == 0x3A ? after + 1 : end
