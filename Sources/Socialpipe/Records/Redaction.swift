@@ -216,17 +216,99 @@ public enum Redaction {
         return String(url[...question]) + pairs.joined(separator: "&")
     }
 
-    /// `text` with every one of `secrets` replaced, also where it stands
-    /// percent-encoded once or twice (a query inside a form body).
+    /// `text` with every one of `secrets` hidden where it stands as a whole
+    /// value, in every form a request carries it: as it is, JSON-escaped (a
+    /// JSON body), percent-encoded once (a query or form value) or twice (a
+    /// form inside a form-encoded batch). An occurrence is replaced when
+    /// neither character just outside it is a token character (a letter, a
+    /// digit, `-._~`); an escape right before it (`%XX`, `%25XX`, a JSON
+    /// escape such as `\n` or `\u00e9`, also percent-encoded) stands for a
+    /// delimiter. So a one-letter secret `x` is hidden in `Bearer x`, `ID|x`,
+    /// `token=x`, `"x"` and `token%253Dx%2522`, while `https://api.x.example`
+    /// stays as it is, and so does `secondary` for the secret `sec`.
     public static func hiding(_ secrets: [String], in text: String) -> String {
-        var text = text
+        let bytes = Array(text.utf8)
+        var hidden: [Range<Int>] = []
         for secret in secrets where !secret.isEmpty {
-            let once = PercentEncoding.encoded(secret)
-            for form in [PercentEncoding.encoded(once), once, secret] where text.contains(form) {
-                text = text.replacing(form, with: placeholder)
+            for form in encodings(of: secret) {
+                var from = 0
+                while let found = occurrence(of: form, in: bytes, from: from) {
+                    let end = found + form.count
+                    if startsAlone(bytes, at: found) && (end == bytes.count || !PercentEncoding.isUnreserved(bytes[end])) {
+                        hidden.append(found..<end)
+                    }
+                    from = found + 1
+                }
             }
         }
-        return text
+        guard !hidden.isEmpty else { return text }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var copied = 0
+        for range in hidden.sorted(by: { $0.lowerBound < $1.lowerBound }) where range.upperBound > copied {
+            if range.lowerBound >= copied {
+                output += bytes[copied..<range.lowerBound]
+                output += placeholder.utf8
+            }
+            copied = range.upperBound
+        }
+        output += bytes[copied...]
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// The forms `secret` takes in a request: as it is, JSON-escaped (by
+    /// jansson, which writes `\u001F`, and by the core's writer, `\u001f`),
+    /// and percent-encoded once and twice.
+    static func encodings(of secret: String) -> [[UInt8]] {
+        let raw = Array(secret.utf8)
+        let jansson = Array(JSON.string(secret).dumped().utf8.dropFirst().dropLast())
+        let written = ByteBuffer()
+        written.appendJSONString(secret)
+        let core = Array(written.bytes.dropFirst().dropLast())
+        func percentEncoded(_ bytes: [UInt8]) -> [UInt8] {
+            let output = ByteBuffer()
+            bytes.withUnsafeBufferPointer { PercentEncoding.encode($0, into: output) }
+            return output.array
+        }
+        let once = percentEncoded(raw)
+        var forms: [[UInt8]] = []
+        for form in [raw, jansson, core, once, percentEncoded(once), percentEncoded(jansson)] where !form.isEmpty && !forms.contains(form) {
+            forms.append(form)
+        }
+        return forms
+    }
+
+    /// The index of the first occurrence of `needle` in `haystack` at or after `from`.
+    private static func occurrence(of needle: [UInt8], in haystack: [UInt8], from: Int) -> Int? {
+        guard let first = needle.first, haystack.count >= needle.count else { return nil }
+        var index = from
+        while index <= haystack.count - needle.count {
+            if haystack[index] == first && haystack[index..<(index + needle.count)].elementsEqual(needle) { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    /// Whether what starts at `start` is not the tail of a longer token: it
+    /// starts the text, follows a character that is not a token character,
+    /// or follows an escape, which stands for one.
+    private static func startsAlone(_ bytes: [UInt8], at start: Int) -> Bool {
+        guard start > 0, PercentEncoding.isUnreserved(bytes[start - 1]) else { return true }
+        func isHex(_ index: Int) -> Bool { PercentEncoding.hexValue(bytes[index]) != nil }
+        func holds(_ literal: String, endingAt end: Int) -> Bool {
+            end >= literal.utf8.count && bytes[(end - literal.utf8.count)..<end].elementsEqual(literal.utf8)
+        }
+        // A backslash, as it is or percent-encoded once or twice, ends at `end`.
+        func backslash(endingAt end: Int) -> Bool {
+            holds("\\", endingAt: end) || holds("%5C", endingAt: end) || holds("%255C", endingAt: end)
+        }
+        if start >= 3 && bytes[start - 3] == 0x25 && isHex(start - 2) && isHex(start - 1) { return true }
+        if holds("%25", endingAt: start - 2) && isHex(start - 2) && isHex(start - 1) { return true }
+        if "bfnrt".utf8.contains(bytes[start - 1]) && backslash(endingAt: start - 1) { return true }
+        if start >= 5 && bytes[start - 5] == 0x75 && (start - 4..<start).allSatisfy(isHex) && backslash(endingAt: start - 5) {
+            return true
+        }
+        return false
     }
 
     /// A `Name: value` header line with a secret value replaced. An OAuth 1.0a
