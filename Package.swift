@@ -3,7 +3,8 @@ import PackageDescription
 
 // One core module (Socialpipe) over three Debian C libraries, and one
 // executable per command. The C libraries are reached through system-library
-// targets; CCurl's shim.h carries typed wrappers for curl's variadic calls.
+// targets; CCurl's shim.h carries typed wrappers for curl's variadic calls,
+// CLinux's for the Linux calls glibc wraps in none (openat2) or a variadic one.
 // The tools are single-threaded; dynamic exclusivity checks on class
 // properties cost more than the signing they guard.
 let fastSettings: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
@@ -27,7 +28,9 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CJansson", pkgConfig: "jansson",
                        providers: [.apt(["libjansson-dev"])]),
-        .target(name: "Socialpipe", dependencies: ["CCurl", "COpenSSL", "CJansson"], swiftSettings: fastSettings),
+        // Linux calls glibc has no typed wrapper for (openat2, prctl).
+        .systemLibrary(name: "CLinux"),
+        .target(name: "Socialpipe", dependencies: ["CCurl", "COpenSSL", "CJansson", "CLinux"], swiftSettings: fastSettings),
         .executableTarget(name: "oauth-sign", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
         .executableTarget(name: "tw-post", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),

@@ -46,7 +46,7 @@ final class OAuth2Job: Job {
             let redirected: String
             if let listener {
                 Terminal.show("Waiting for the redirect to \(auth.redirect) …")
-                redirected = try listener.waitForRedirect(timeout: 300)
+                redirected = try listener.waitForRedirect(state: state, timeout: 300)
             } else {
                 guard let pasted = auth.terminal?.ask("Paste the address your browser was sent to: "), !pasted.isEmpty else {
                     throw RecordError(.auth, "no redirect address given")

@@ -254,6 +254,27 @@ func base64(_ bytes: [UInt8]) -> String {
         #expect(raw(#"["consumer_secret", "kept"]"#) == #"["consumer_secret", "kept"]"#)
     }
 
+    /// Issue 17 §5: a line written with single quotes, as Python prints a dict.
+    @Test func rawLinesInSingleQuotesLoseTheValuesOfSecretKeys() {
+        func raw(_ text: String) -> String {
+            String(decoding: Redaction.redactedRaw(Array(text.utf8)), as: UTF8.self)
+        }
+        #expect(raw("{'access_token':'X'}") == #"{'access_token':"[redacted]"}"#)
+        #expect(raw("{'text': 'hi', 'Consumer_Secret': 'a b \\' c', 'n': 1}")
+                == #"{'text': 'hi', 'Consumer_Secret': "[redacted]", 'n': 1}"#)
+        #expect(raw(#"{'access_token': "X", "token_secret": 'Y'}"#) == #"{'access_token': "[redacted]", "token_secret": "[redacted]"}"#)
+        #expect(raw("{'nested': {'bearer_token': 'Z'}, 'x'") == #"{'nested': {'bearer_token': "[redacted]"}, 'x'"#)
+        #expect(raw("{'app_secret': {'a': '}', 'b': 'S'}, 'x': 1") == #"{'app_secret': "[redacted]", 'x': 1"#)
+        // Cut short inside the value, or a key without its colon.
+        #expect(raw("{'url': 'u', 'access_token': 'abcdef") == #"{'url': 'u', 'access_token': "[redacted]""#)
+        #expect(raw("{'consumer_secret' 'S3CR3T'}") == #"{'consumer_secret' "[redacted]"}"#)
+        // An apostrophe is no quote: it hides nothing after it.
+        #expect(raw(#"{text: it's "access_token":"X", 'kept'}"#) == #"{text: it's "access_token":"[redacted]", 'kept'}"#)
+        #expect(raw(#"{"a": 'b, "access_token": "X"}"#) == #"{"a": 'b, "access_token": "[redacted]"}"#)
+        #expect(raw("{'name': 'consumer_secret', 'v': 'kept'") == "{'name': 'consumer_secret', 'v': 'kept'")
+        #expect(raw("['consumer_secret', 'kept']") == "['consumer_secret', 'kept']")
+    }
+
     @Test func urlsAndHeadersForLogs() {
         #expect(Redaction.redactedURL("https://g.example/v1/me?fields=id&access_token=abc")
                 == "https://g.example/v1/me?fields=id&access_token=[redacted]")

@@ -71,6 +71,85 @@ let pngHead: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
     }
 }
 
+/// The same names resolved by openat2 (RESOLVE_BENEATH) and by the walk used
+/// where openat2 is missing: both open the same files and refuse the same ones.
+@Suite struct ConfinedDirectoryWalkTests {
+    /// What opening `name` gives: the file's size, or the refusal's message.
+    func outcome(_ directory: ConfinedDirectory, _ name: String) -> String {
+        do {
+            return "size \(try directory.open(name).size)"
+        } catch {
+            return error.message
+        }
+    }
+
+    /// A media directory (`root`) with files and links of every kind, and a
+    /// directory outside it holding a file the links out name.
+    func world() -> (root: String, outside: String) {
+        let outside = scratchDirectory(["secret.png": pngHead + [9, 9, 9, 9]])
+        let root = scratchDirectory(["inside.png": pngHead + [1]])
+        mkdir(root + "/shots", 0o700)
+        mkdir(root + "/shots/deep", 0o700)
+        for (name, bytes) in ["shots/a.png": pngHead + [1, 2], "shots/deep/b.png": pngHead + [1, 2, 3]] {
+            let descriptor = open(root + "/" + name, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            _ = bytes.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count) }
+            close(descriptor)
+        }
+        let links = ["latest.png": "shots/a.png", "shots/up.png": "../inside.png", "shots/deep/upup.png": "../../inside.png",
+                     "alias": "shots", "chain.png": "latest.png", "dotted.png": "shots/./deep/../a.png",
+                     "out.png": outside + "/secret.png", "outdir": outside, "escape.png": "../in/../../x/secret.png",
+                     "shots/deep/out.png": "../../../out", "absolute.png": root + "/inside.png",
+                     "loop-a": "loop-b", "loop-b": "loop-a", "dangling.png": "nothing.png"]
+        for (name, target) in links { symlink(target, root + "/" + name) }
+        mkfifo(root + "/pipe.png", 0o600)
+        return (root, outside)
+    }
+
+    @Test func theWalkFollowsLinksThatStayInsideAsTheKernelDoes() throws {
+        let (root, _) = world()
+        let walk = try ConfinedDirectory(root, resolution: .walk)
+        #expect(walk.resolution == .walk)
+        #expect(outcome(walk, "inside.png") == "size 9")
+        #expect(outcome(walk, "./shots//a.png") == "size 10")
+        #expect(outcome(walk, "latest.png") == "size 10")
+        #expect(outcome(walk, "chain.png") == "size 10")
+        #expect(outcome(walk, "alias/deep/b.png") == "size 11")
+        #expect(outcome(walk, "shots/up.png") == "size 9")
+        #expect(outcome(walk, "shots/deep/upup.png") == "size 9")
+        #expect(outcome(walk, "alias/deep/upup.png") == "size 9")
+        #expect(outcome(walk, "dotted.png") == "size 10")
+    }
+
+    @Test func theWalkRefusesWhatLeadsOutOrIsNoFile() throws {
+        let (root, outside) = world()
+        let walk = try ConfinedDirectory(root, resolution: .walk)
+        for name in ["out.png", "outdir/secret.png", "escape.png", "shots/deep/out.png", "absolute.png"] {
+            #expect(outcome(walk, name).contains("leads outside"), "\(name)")
+        }
+        #expect(outcome(walk, "loop-a").contains("too many symbolic links"))
+        #expect(outcome(walk, "dangling.png").contains("No such file"))
+        #expect(outcome(walk, "inside.png/").contains("Not a directory"))
+        #expect(outcome(walk, "inside.png/x").contains("Not a directory"))
+        #expect(outcome(walk, "pipe.png").contains("not a regular file"))
+        #expect(outcome(walk, "shots").contains("not a regular file"))
+        #expect(outcome(walk, "shots/.").contains("not a regular file"))
+        #expect(outcome(walk, outside + "/secret.png").contains("absolute path"))
+    }
+
+    @Test func bothWaysAgreeOnEveryName() throws {
+        let (root, _) = world()
+        let walk = try ConfinedDirectory(root, resolution: .walk)
+        let kernel = try ConfinedDirectory(root)
+        #expect(kernel.resolution == .beneath, "this kernel has openat2")
+        for name in ["inside.png", "./shots//a.png", "latest.png", "chain.png", "alias/deep/b.png", "shots/up.png",
+                     "shots/deep/upup.png", "alias/deep/upup.png", "dotted.png", "out.png", "outdir/secret.png",
+                     "escape.png", "shots/deep/out.png", "absolute.png", "loop-a", "dangling.png", "inside.png/",
+                     "inside.png/x", "pipe.png", "shots", "shots/.", "missing.png", "alias"] {
+            #expect(outcome(walk, name) == outcome(kernel, name), "\(name)")
+        }
+    }
+}
+
 @Suite struct MediaKindTests {
     @Test func tellsKindsByTheirFirstBytes() {
         #expect(MediaKind.sniff([0xFF, 0xD8, 0xFF, 0xE0, 0, 0]) == .jpeg)

@@ -189,6 +189,9 @@ BAD_JSON_SECRETS = line('{"consumer_secret":', js(ENV_CS), ',"token_secret":', j
 BAD_JSON_MISSING_COLON = line('{"text":"x","consumer_secret" ', js(ENV_CS), ',"token_secret":', js(ENV_TS), '}')
 BAD_JSON_CASED_KEYS = line('{"Consumer_Secret":', js(ENV_CS), ',"TOKEN_SECRET":', js(ENV_TS),
                            ',"Bearer_Token":', js(ENV_BEARER), ' "text":"x"}')
+# a record as Python prints a dict: single quotes (issue 17 §5)
+PYTHON_REPR_SECRETS = line(repr({"text": "x", "access_token": ENV_BEARER, "Consumer_Secret": ENV_CS,
+                                 "nested": {"token_secret": ENV_TS}}))
 INVALID_UTF8_SECRETS = line('{"text":"bad \xff byte","consumer_secret":'.encode("latin-1"), js(ENV_CS),
                             ',"access_token_secret":', js(ENV_TS), '}')
 # valid JSON objects that carry the configured secrets under differently-cased keys
@@ -330,6 +333,7 @@ tw("bad-json-with-secret-keys", jl(BAD_JSON_SECRETS), expect_error("input", atte
 tw("bad-json-missing-colon-before-secret", jl(BAD_JSON_MISSING_COLON), expect_error("input", attempts=0),
    ["--verbose"])
 tw("bad-json-with-cased-secret-keys", jl(BAD_JSON_CASED_KEYS), expect_error("input", attempts=0), ["--verbose"])
+tw("bad-json-single-quoted-secret-keys", jl(PYTHON_REPR_SECRETS), expect_error("input", attempts=0), ["--verbose"])
 tw("invalid-utf8-with-secret-keys", jl(INVALID_UTF8_SECRETS), expect_error("input", attempts=0), ["--verbose"])
 tw("over-long-line-with-secret-key", jl(over_long("consumer_secret", 300)), expect_error("input", attempts=0),
    ["--verbose", "--max-line", "100"])

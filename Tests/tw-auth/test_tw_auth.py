@@ -682,6 +682,115 @@ def test_oauth2_confidential_client_without_its_secret_is_refused(interactive, s
     check_refused(t, sb, cred_file, token_status=401)
 
 
+def raw_request(port, request, timeout=10):
+    """Sends `request` (bytes) to the loopback listener as a client of its own and
+    returns the status of the answer (the listener closes after answering)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(request)
+        answer = b""
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+    m = re.match(rb"HTTP/1\.[01] (\d{3}) ", answer)
+    assert m, ("not an HTTP answer", request[:100], answer[:200])
+    return int(m.group(1))
+
+
+def get(path):
+    return b"GET " + path.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+
+def idle_connections(port, count):
+    """`count` connections to the listener that send nothing (a few of them half a request)."""
+    out = []
+    for i in range(count):
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        if i % 4 == 3:
+            s.sendall(b"GET /callback?sta")
+        out.append(s)
+    return out
+
+
+def test_oauth2_listener_waits_past_stray_requests_and_idle_connections(interactive, sb, cred_file):
+    """Issue 17 §5: the listener serves every connection at once and keeps waiting
+    until the redirect with this run's state comes. Idle connections used to be read
+    one at a time for 5 s each (a dozen held the redirect past the code's 30 s), and
+    one stray request ended the login. Here a dozen idle connections come first,
+    then requests without the state, with another, without a query, with only
+    `error=`, malformed, and the real redirect's code under a forged state: each
+    gets a 400 (another path a 404) and nothing is exchanged; then the real redirect
+    completes the login with its 30-second code."""
+    port = closed_port()
+    redirect = "http://127.0.0.1:%d/callback" % port
+    t = interactive(["oauth2", "--client-id", PUBLIC, "--redirect-uri", redirect])
+    t.expect(CLIENT_SECRET_QUESTION)
+    t.answer_secret("")
+    state = read_oauth2_page(t, sb, redirect=redirect)
+    t.expect(r"Waiting for the redirect")
+    idle = idle_connections(port, 12)
+    try:
+        came = consent(sb, state)
+        query = urllib.parse.urlsplit(came).query
+        forged = query.replace("state=" + urllib.parse.quote(state, safe=""), "state=forged-by-someone-else")
+        assert forged != query and "code=" in forged, came
+        strays = {
+            "another state": (get("/callback?" + forged), 400),
+            "a state cut short": (get("/callback?" + query.replace(state, state[:-1])), 400),
+            "no state": (get("/callback?code=stolen"), 400),
+            "no query": (get("/callback"), 400),
+            "only an error": (get("/callback?error=access_denied"), 400),
+            "an error with another state": (get("/callback?error=access_denied&state=x"), 400),
+            "two states": (get("/callback?" + query + "&state=x"), 400),
+            "malformed request line": (b"GARBAGE\r\n\r\n", 400),
+            "another method": (b"POST /callback?" + query.encode() + b" HTTP/1.1\r\nContent-Length: 0\r\n\r\n", 400),
+            "another path": (get("/favicon.ico"), 404),
+        }
+        wrong = {name: status for name, (request, expected) in strays.items()
+                 if (status := raw_request(port, request)) != expected}
+        assert not wrong, "stray requests not refused as expected: %r" % wrong
+        assert t.p.poll() is None, ("a stray request ended the login", t.text())
+        assert entries(sb, TOKEN_ENDPOINT) == [], "a stray request's code was exchanged"
+        browse(came)
+        t.finish()
+    finally:
+        for s in idle:
+            s.close()
+    assert t.returncode == 0, t
+    check_clean(t, cred_file)
+    check_stored_oauth2(sb, cred_file, t)
+    [exchange] = entries(sb, TOKEN_ENDPOINT)
+    assert exchange["status"] == 200, exchange
+    assert not listening(port), "the listener is gone"
+
+
+def test_oauth2_listener_bounds_connections_and_request_size(interactive, sb, cred_file):
+    """Issue 17 §5: a flood of connections (more than the listener keeps open: the
+    oldest are closed) and a request head over 16 KiB (refused with 431) do not keep
+    the real redirect out."""
+    port = closed_port()
+    redirect = "http://127.0.0.1:%d/callback" % port
+    t = interactive(["oauth2", "--client-id", PUBLIC, "--redirect-uri", redirect])
+    t.expect(CLIENT_SECRET_QUESTION)
+    t.answer_secret("")
+    state = read_oauth2_page(t, sb, redirect=redirect)
+    t.expect(r"Waiting for the redirect")
+    idle = idle_connections(port, 100)
+    try:
+        huge = b"GET /callback?state=" + b"x" * (20 * 1024) + b" HTTP/1.1\r\n\r\n"
+        assert raw_request(port, huge) == 431
+        assert t.p.poll() is None, ("the huge request ended the login", t.text())
+        browse(consent(sb, state))
+        t.finish()
+    finally:
+        for s in idle:
+            s.close()
+    assert t.returncode == 0, t
+    check_clean(t, cred_file)
+    check_stored_oauth2(sb, cred_file, t)
+
+
 # --------------------------------------------------------------------------------------
 # 3. app
 # --------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ import re
 import struct
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 
@@ -657,6 +658,77 @@ def test_refusals_name_the_file_as_given(run, sb, media_dir, escape_world):
     assert "../outside/secret.png" in first["error"]["message"], first
     assert "absent.png" in second["error"]["message"], second
     assert api_log(sb) == []
+
+
+class Exchanger:
+    """A thread that swaps two names in a loop with renameat2(RENAME_EXCHANGE), each
+    swap atomic, until stopped; `swaps` counts them."""
+    AT_FDCWD, RENAME_EXCHANGE = -100, 2
+
+    def __init__(self, a, b):
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+        self.a, self.b = os.fsencode(str(a)), os.fsencode(str(b))
+        self.swaps, self.failure, self.stop = 0, None, threading.Event()
+        if self._swap() != 0 or self._swap() != 0:
+            pytest.skip("renameat2(RENAME_EXCHANGE) does not work here (errno %d)" % ctypes.get_errno())
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _swap(self):
+        return self.libc.renameat2(self.AT_FDCWD, self.a, self.AT_FDCWD, self.b, self.RENAME_EXCHANGE)
+
+    def _loop(self):
+        while not self.stop.is_set():
+            if self._swap() != 0:
+                self.failure = ctypes.get_errno()
+                return
+            self.swaps += 1
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
+def test_a_directory_swapped_for_a_link_outside_never_leads_the_open_out(run, sb, media_dir, tmp_path):
+    """Issue 17 §5: a file is opened below --media-dir in one step. Between a check
+    by path and an open by path, a subdirectory exchanged for a symbolic link to an
+    outside directory (renameat2 RENAME_EXCHANGE, by whoever can write the media
+    directory) let outside files through (61 of 2000 records). Here a thread keeps
+    exchanging media/sub (holding the inside file) with media/swap (a link to
+    `outside`, holding a file of the same name but another size) while dry runs,
+    which open and check every file as a real run does, read 2000 records naming
+    sub/f.png, ten times: each record uploads the inside file or is refused, never
+    the outside one."""
+    inside_size, outside_size = 12001, 12002
+    write(media_dir, "sub/f.png", "png", inside_size)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    write_sample(outside / "f.png", "png", outside_size, seed=2)
+    os.symlink(outside, media_dir / "swap")
+    records = jl(*[{"text": "race %d" % i, "media": ["sub/f.png"]} for i in range(2000)])
+    sizes, refused = {}, 0
+    with Exchanger(media_dir / "sub", media_dir / "swap") as exchanger:
+        # Whether a run meets the race at all varies from run to run: ten of them.
+        for _ in range(10):
+            r = run(["--dry-run", "--media-dir", str(media_dir)], records, timeout=120)
+            got = r.by_line()
+            assert sorted(got) == list(range(1, 2001)), r
+            for e in got.values():
+                if e["ok"]:
+                    size = json.loads(e["result"]["uploads"][0]["body"])["total_bytes"]
+                    sizes[size] = sizes.get(size, 0) + 1
+                else:
+                    assert e["error"]["kind"] == "input" and e["error"]["attempts"] == 0, e
+                    refused += 1
+    assert exchanger.failure is None, "renameat2 failed: errno %s" % exchanger.failure
+    assert outside_size not in sizes, "%d of 20000 records took the file outside --media-dir" % sizes[outside_size]
+    assert sizes.get(inside_size, 0) > 0 and refused > 0 and exchanger.swaps > 0, \
+        ("the race did not happen: %r uploaded, %d refused, %d swaps" % (sizes, refused, exchanger.swaps))
+    assert sb.log() == []
 
 
 def test_media_dir_relative_default_and_missing(bin_path, make_env, sb, tmp_path, media_dir):

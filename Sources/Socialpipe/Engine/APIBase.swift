@@ -8,9 +8,19 @@ public enum APIBase {
         let fromEnvironment = Environment.nonEmpty(environmentVariable)
         let source = option != nil ? "--api-base" : fromEnvironment != nil ? environmentVariable : "the default API base"
         var base = option ?? fromEnvironment ?? fallback
-        if let problem = problem(base) { throw .usage("\(source): \(problem): \(base)") }
+        if let problem = problem(base) { throw .usage("\(source): \(problem): \(shown(base))") }
         while base.hasSuffix("/") { base.removeLast() }
         return base
+    }
+
+    /// `base` as a message may quote it: whatever could be user information
+    /// (a password) replaced, from after `scheme://` to the last `@`, even
+    /// past a `/`, `?` or `#` that a password written unencoded may hold.
+    static func shown(_ base: String) -> String {
+        guard let at = base.lastIndex(of: "@") else { return base }
+        let start = base.firstRange(of: "://")?.upperBound ?? base.startIndex
+        guard start <= at else { return base }
+        return String(base[..<start]) + Redaction.placeholder + String(base[at...])
     }
 
     /// Why `base` cannot be an API base, or nil when it can.

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// One command-line option. Tools declare each as a constant and read it
@@ -298,13 +299,17 @@ public struct ArgumentParser {
     }
 }
 
-/// The start of every tool's `main`: standard streams made safe, the command
-/// line parsed, `--help` and `--version` answered, and a startup error
+/// The start of every tool's `main`: core dumps off, standard streams made
+/// safe, the command line parsed, `--help` and `--version` answered, and a startup error
 /// reported with its status. `body` builds the run and returns its status;
 /// `main` passes the result to `exit`.
 public enum ToolMain {
     public static func run(_ tool: ToolDescription, options: [OptionSpec],
                            _ body: (ParsedArguments) throws(StartupError) -> ExitStatus) -> ExitStatus {
+        // Every tool comes to hold tokens and secrets: a crash must not leave
+        // them in a core file (whatever `ulimit -c` says), nor may another
+        // process of the user read them from memory.
+        _ = sp_set_dumpable(0)
         StandardStreams.prepare()
         let parser = ArgumentParser(tool: tool, options: options)
         do throws(StartupError) {

@@ -90,22 +90,38 @@ public enum Redaction {
     /// be broken anywhere or cut short, so this is a lexical scan, not a
     /// parse: a string that names a secret, followed by `:` (or, in a broken
     /// line, directly by a string), makes the next value (a string, however
-    /// it ends, or any other token) a secret.
+    /// it ends, or any other token) a secret. A line written with single
+    /// quotes (`{'access_token':'X'}`, as Python prints a dict) is read the
+    /// same way: a `'` opens a string where a key or value could start
+    /// (first, or after `{`, `[`, `,` or `:`) and is closed on the line,
+    /// and after a secret's key it opens the value; elsewhere it is an
+    /// apostrophe (`it's`) and hides nothing that follows.
     public static func redactedRaw(_ line: [UInt8]) -> [UInt8] {
         let count = line.count
         var output: [UInt8] = []
         output.reserveCapacity(count)
         var index = 0
         var secretValueNext = false
-        /// The index just past a string starting at `start` (its opening quote); `count` when unclosed.
+        /// The index just past a string starting at `start` (its opening
+        /// quote, `"` or `'`); `count` when unclosed.
         func stringEnd(_ start: Int) -> Int {
+            let quote = line[start]
             var position = start + 1
             while position < count {
                 if line[position] == 0x5C { position += 2; continue }
-                if line[position] == 0x22 { return position + 1 }
+                if line[position] == quote { return position + 1 }
                 position += 1
             }
             return count
+        }
+        /// Whether the `'` at `start` opens a string: where a key or value
+        /// could start, and closed before the line ends.
+        func opensSingleQuotedString(_ start: Int) -> Bool {
+            var before = start - 1
+            while before >= 0 && JSONScan.isWhitespace(line[before]) { before -= 1 }
+            guard before < 0 || [0x7B, 0x5B, 0x2C, 0x3A].contains(line[before]) else { return false }
+            let end = stringEnd(start)
+            return end > start + 1 && line[end - 1] == 0x27
         }
         func redactValue() {
             output += "\"\(placeholder)\"".utf8
@@ -115,14 +131,14 @@ public enum Redaction {
             let byte = line[index]
             if secretValueNext && !JSONScan.isWhitespace(byte) {
                 switch byte {
-                case 0x22:
+                case 0x22, 0x27:
                     index = stringEnd(index)
                 case 0x7B, 0x5B:
                     // An object or array: skip to its matching close, strings included.
                     var depth = 0
                     while index < count {
                         let inner = line[index]
-                        if inner == 0x22 { index = stringEnd(index); continue }
+                        if inner == 0x22 || inner == 0x27 { index = stringEnd(index); continue }
                         if inner == 0x7B || inner == 0x5B { depth += 1 }
                         if inner == 0x7D || inner == 0x5D { depth -= 1 }
                         index += 1
@@ -138,13 +154,13 @@ public enum Redaction {
                 redactValue()
                 continue
             }
-            if byte == 0x22 {
+            if byte == 0x22 || (byte == 0x27 && opensSingleQuotedString(index)) {
                 let end = stringEnd(index)
                 output += line[index..<end]
                 var after = end
                 while after < count && JSONScan.isWhitespace(line[after]) { after += 1 }
                 // A key is followed by `:`; in a broken line perhaps directly by its value.
-                if after < count && (line[after] == 0x3A || line[after] == 0x22) && end > index + 1 && line[end - 1] == 0x22 {
+                if after < count && [0x3A, 0x22, 0x27].contains(line[after]) && end > index + 1 && line[end - 1] == byte {
                     let name = decodedKey(line[(index + 1)..<(end - 1)])
                     if name.withUnsafeBufferPointer(isSecret(bytes:)) {
                         let valueStart = line[after] == 0x3A ? after + 1 : end
@@ -200,17 +216,99 @@ public enum Redaction {
         return String(url[...question]) + pairs.joined(separator: "&")
     }
 
-    /// `text` with every one of `secrets` replaced, also where it stands
-    /// percent-encoded once or twice (a query inside a form body).
+    /// `text` with every one of `secrets` hidden where it stands as a whole
+    /// value, in every form a request carries it: as it is, JSON-escaped (a
+    /// JSON body), percent-encoded once (a query or form value) or twice (a
+    /// form inside a form-encoded batch). An occurrence is replaced when
+    /// neither character just outside it is a token character (a letter, a
+    /// digit, `-._~`); an escape right before it (`%XX`, `%25XX`, a JSON
+    /// escape such as `\n` or `\u00e9`, also percent-encoded) stands for a
+    /// delimiter. So a one-letter secret `x` is hidden in `Bearer x`, `ID|x`,
+    /// `token=x`, `"x"` and `token%253Dx%2522`, while `https://api.x.example`
+    /// stays as it is, and so does `secondary` for the secret `sec`.
     public static func hiding(_ secrets: [String], in text: String) -> String {
-        var text = text
+        let bytes = Array(text.utf8)
+        var hidden: [Range<Int>] = []
         for secret in secrets where !secret.isEmpty {
-            let once = PercentEncoding.encoded(secret)
-            for form in [PercentEncoding.encoded(once), once, secret] where text.contains(form) {
-                text = text.replacing(form, with: placeholder)
+            for form in encodings(of: secret) {
+                var from = 0
+                while let found = occurrence(of: form, in: bytes, from: from) {
+                    let end = found + form.count
+                    if startsAlone(bytes, at: found) && (end == bytes.count || !PercentEncoding.isUnreserved(bytes[end])) {
+                        hidden.append(found..<end)
+                    }
+                    from = found + 1
+                }
             }
         }
-        return text
+        guard !hidden.isEmpty else { return text }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var copied = 0
+        for range in hidden.sorted(by: { $0.lowerBound < $1.lowerBound }) where range.upperBound > copied {
+            if range.lowerBound >= copied {
+                output += bytes[copied..<range.lowerBound]
+                output += placeholder.utf8
+            }
+            copied = range.upperBound
+        }
+        output += bytes[copied...]
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// The forms `secret` takes in a request: as it is, JSON-escaped (by
+    /// jansson, which writes `\u001F`, and by the core's writer, `\u001f`),
+    /// and percent-encoded once and twice.
+    static func encodings(of secret: String) -> [[UInt8]] {
+        let raw = Array(secret.utf8)
+        let jansson = Array(JSON.string(secret).dumped().utf8.dropFirst().dropLast())
+        let written = ByteBuffer()
+        written.appendJSONString(secret)
+        let core = Array(written.bytes.dropFirst().dropLast())
+        func percentEncoded(_ bytes: [UInt8]) -> [UInt8] {
+            let output = ByteBuffer()
+            bytes.withUnsafeBufferPointer { PercentEncoding.encode($0, into: output) }
+            return output.array
+        }
+        let once = percentEncoded(raw)
+        var forms: [[UInt8]] = []
+        for form in [raw, jansson, core, once, percentEncoded(once), percentEncoded(jansson)] where !form.isEmpty && !forms.contains(form) {
+            forms.append(form)
+        }
+        return forms
+    }
+
+    /// The index of the first occurrence of `needle` in `haystack` at or after `from`.
+    private static func occurrence(of needle: [UInt8], in haystack: [UInt8], from: Int) -> Int? {
+        guard let first = needle.first, haystack.count >= needle.count else { return nil }
+        var index = from
+        while index <= haystack.count - needle.count {
+            if haystack[index] == first && haystack[index..<(index + needle.count)].elementsEqual(needle) { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    /// Whether what starts at `start` is not the tail of a longer token: it
+    /// starts the text, follows a character that is not a token character,
+    /// or follows an escape, which stands for one.
+    private static func startsAlone(_ bytes: [UInt8], at start: Int) -> Bool {
+        guard start > 0, PercentEncoding.isUnreserved(bytes[start - 1]) else { return true }
+        func isHex(_ index: Int) -> Bool { PercentEncoding.hexValue(bytes[index]) != nil }
+        func holds(_ literal: String, endingAt end: Int) -> Bool {
+            end >= literal.utf8.count && bytes[(end - literal.utf8.count)..<end].elementsEqual(literal.utf8)
+        }
+        // A backslash, as it is or percent-encoded once or twice, ends at `end`.
+        func backslash(endingAt end: Int) -> Bool {
+            holds("\\", endingAt: end) || holds("%5C", endingAt: end) || holds("%255C", endingAt: end)
+        }
+        if start >= 3 && bytes[start - 3] == 0x25 && isHex(start - 2) && isHex(start - 1) { return true }
+        if holds("%25", endingAt: start - 2) && isHex(start - 2) && isHex(start - 1) { return true }
+        if "bfnrt".utf8.contains(bytes[start - 1]) && backslash(endingAt: start - 1) { return true }
+        if start >= 5 && bytes[start - 5] == 0x75 && (start - 4..<start).allSatisfy(isHex) && backslash(endingAt: start - 5) {
+            return true
+        }
+        return false
     }
 
     /// A `Name: value` header line with a secret value replaced. An OAuth 1.0a

@@ -1,0 +1,39 @@
+#ifndef SOCIALPIPE_CLINUX_SHIM_H
+#define SOCIALPIPE_CLINUX_SHIM_H
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Linux calls that glibc 2.36 either lacks a wrapper for (openat2) or
+   declares variadic (syscall, prctl), which Swift cannot call. Each returns
+   what the call does: -1 with errno set on failure. */
+
+/* openat2(2), Linux 5.6: opens `path` below the directory `dirfd` as the
+   RESOLVE_* bits of `resolve` allow. ENOSYS where the kernel (or the headers
+   built against) predate it; the caller then walks the path itself. */
+static inline int sp_openat2(int dirfd, const char *path, unsigned long long flags, unsigned long long resolve) {
+#ifdef SYS_openat2
+    struct open_how how = { .flags = flags, .mode = 0, .resolve = resolve };
+    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+#else
+    (void)dirfd; (void)path; (void)flags; (void)resolve;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/* prctl(PR_SET_DUMPABLE): 0 leaves no core file behind a crash and keeps
+   other processes of the same user from reading this one's memory. */
+static inline int sp_set_dumpable(int dumpable) {
+    return prctl(PR_SET_DUMPABLE, (unsigned long)dumpable, 0UL, 0UL, 0UL);
+}
+
+/* O_PATH is a GNU extension the Swift Glibc module may not show. */
+static const int sp_O_PATH = O_PATH;
+#endif
