@@ -2,7 +2,9 @@
 import PackageDescription
 
 // One core module (Socialpipe) over three Debian C libraries, and one
-// executable per command. The C libraries are reached through system-library
+// executable per command; X's post-length rules (TwitterText) stand apart,
+// needing nothing. The two libraries are products so that the fuzz package
+// (Fuzz/) can build on them. The C libraries are reached through system-library
 // targets; CCurl's shim.h carries typed wrappers for curl's variadic calls.
 // The tools are single-threaded; dynamic exclusivity checks on class
 // properties cost more than the signing they guard.
@@ -11,6 +13,8 @@ let fastSettings: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecke
 let package = Package(
     name: "socialpipe",
     products: [
+        .library(name: "Socialpipe", targets: ["Socialpipe"]),
+        .library(name: "TwitterText", targets: ["TwitterText"]),
         .executable(name: "oauth-sign", targets: ["oauth-sign"]),
         .executable(name: "tw-post", targets: ["tw-post"]),
         .executable(name: "tw-friends", targets: ["tw-friends"]),
@@ -29,7 +33,8 @@ let package = Package(
                        providers: [.apt(["libjansson-dev"])]),
         .target(name: "Socialpipe", dependencies: ["CCurl", "COpenSSL", "CJansson"], swiftSettings: fastSettings),
         .executableTarget(name: "oauth-sign", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
-        .executableTarget(name: "tw-post", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
+        .target(name: "TwitterText", swiftSettings: fastSettings),
+        .executableTarget(name: "tw-post", dependencies: ["Socialpipe", "TwitterText"], swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),
         .executableTarget(name: "tw-friends", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),
