@@ -1,5 +1,6 @@
 # socialpipe: `make` builds the release tools, `make test` runs every test,
-# `make demo` runs the tour against the local sandbox, `make bench` measures.
+# `make demo` runs the tour against the local sandbox, `make bench` measures,
+# `make fuzz` runs the fuzz targets.
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -26,7 +27,7 @@ TEST_DEBS  = curl jq valgrind mandoc shellcheck bash-completion zsh fish \
              liboauth-dev hyperfine time strace
 BUILT    = $(TOOLS:%=$(RELEASE)/%)
 
-.PHONY: all build deps test-deps venv test demo bench install uninstall clean
+.PHONY: all build deps test-deps venv test demo bench fuzz install uninstall clean
 
 all: build
 
@@ -71,6 +72,19 @@ test: test-deps venv build
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	SOCIALPIPE_BIN=$(CURDIR)/$(RELEASE) $(VENV)/bin/pytest -q Tests
+
+# The fuzz targets (Fuzz/, a package of its own) built once with libFuzzer
+# and AddressSanitizer, then each run for FUZZ_SECONDS over its seed corpus
+# (Fuzz/Corpus/TARGET); FUZZ_TARGETS picks some. A target fails on a crash,
+# a sanitizer's report or a broken invariant, and its input is kept in
+# .build/fuzz/work/artifacts.
+FUZZ_SECONDS ?= 30
+FUZZ_TARGETS ?=
+FUZZ_BUILD    = .build/fuzz
+fuzz: deps
+	$(SWIFT) build --package-path Fuzz --build-path $(FUZZ_BUILD) -c release --sanitize=fuzzer \
+	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing
+	sh Fuzz/run.sh $(FUZZ_BUILD)/release $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 demo: test-deps venv build
 	SOCIALPIPE_BIN=$(CURDIR)/$(RELEASE) PYTHON=$(CURDIR)/$(PYTHON) sh sandbox/demo.sh
