@@ -109,7 +109,8 @@ sanitize-thread: test-deps venv
 # $(call sanitized,SANITIZER,BUILD,OPTIONS-VARIABLE,SWIFT-TEST-FLAGS)
 define sanitized
 	$(SWIFT) build --build-tests --sanitize=$(1) --build-path $(2)
-	@rm -rf $(2)/reports; mkdir -p $(2)/reports; status=0; \
+	@echo "sanitize: $(1), reports in $(2)/reports:"; \
+	rm -rf $(2)/reports; mkdir -p $(2)/reports; status=0; \
 	export $(3)=log_path=$(CURDIR)/$(2)/reports/report; \
 	echo "$(SWIFT) test --skip-build --disable-xctest $(4) --sanitize=$(1) --build-path $(2)"; \
 	$(SWIFT) test --skip-build --disable-xctest $(4) --sanitize=$(1) --build-path $(2) || status=1; \
