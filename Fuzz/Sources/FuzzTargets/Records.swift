@@ -82,6 +82,8 @@ public enum Records {
         case .tooLong(let index, _, _):
             number = index
         }
+        // Read before the envelope is parsed: one echoing a line that is
+        // not JSON may not parse at all.
         let echoesRecord = envelope.starts(with: Array(#"{"ok":true"#.utf8)) || !envelope.contains(Array(#","input":null,"raw":"#.utf8))
         if let lineText, echoesRecord, !rawInput {
             // A line that is not strictly one JSON value, or that jq would
@@ -113,7 +115,7 @@ public enum Records {
             require(value["ok"]?.bool == false && value["error"]?["kind"]?.string == "input" && value["raw"]?.kind == .string,
                     "an unusable line's envelope is not an input error with raw: \(escaped(envelope))")
             if rawInput && primaryField != nil, let lineText {
-                require(UTF8Validation.firstInvalidOffset(lineText.withUnsafeBufferPointer { $0 }) != nil,
+                require(lineText.withUnsafeBufferPointer(UTF8Validation.firstInvalidOffset) != nil,
                         "with -R, a line of valid UTF-8 was refused: \(escaped(envelope))")
             }
             return
