@@ -41,6 +41,7 @@ public func initializeFuzzer(_ argc: UnsafeMutablePointer<Int32>?,
                              _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?) -> Int32 {
     let copy = fcntl(2, F_DUPFD_CLOEXEC, 10)
     if copy >= 0 { reportDescriptor = copy }
+    strict = getenv("SOCIALPIPE_FUZZ_STRICT").map { String(cString: $0) == "1" } ?? false
     var names: [String] = []
     var entry = environ
     while let pointer = entry.pointee {
@@ -86,7 +87,8 @@ public enum OpenDefect: String, CaseIterable, Sendable {
 }
 
 nonisolated(unsafe) private var openDefectsSeen: Set<OpenDefect> = []
-private let strict = getenv("SOCIALPIPE_FUZZ_STRICT").map { String(cString: $0) == "1" } ?? false
+/// `SOCIALPIPE_FUZZ_STRICT=1`, read before the environment is cleared.
+nonisolated(unsafe) private var strict = false
 
 /// Checks an invariant that `defect` still breaks on main.
 public func expect(_ holds: Bool, _ defect: OpenDefect, input: [UInt8], _ what: @autoclosure () -> String) {
