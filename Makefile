@@ -1,5 +1,6 @@
 # socialpipe: `make` builds the release tools, `make test` runs every test,
-# `make demo` runs the tour against the local sandbox, `make bench` measures.
+# `make demo` runs the tour against the local sandbox, `make bench` measures,
+# `make fuzz` runs the fuzz targets, `make sanitize` the tests under ASan and TSan.
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -26,7 +27,8 @@ TEST_DEBS  = curl jq valgrind mandoc shellcheck bash-completion zsh fish \
              liboauth-dev hyperfine time strace
 BUILT    = $(TOOLS:%=$(RELEASE)/%)
 
-.PHONY: all build deps test-deps venv test demo bench install uninstall clean
+.PHONY: all build deps test-deps venv test demo bench fuzz sanitize sanitize-address sanitize-thread \
+        install uninstall clean
 
 all: build
 
@@ -71,6 +73,54 @@ test: test-deps venv build
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	SOCIALPIPE_BIN=$(CURDIR)/$(RELEASE) $(VENV)/bin/pytest -q Tests
+
+# The fuzz targets (Fuzz/, a package of its own) built once with libFuzzer
+# and AddressSanitizer, then each run for FUZZ_SECONDS over its seed corpus
+# (Fuzz/Corpus/TARGET); FUZZ_TARGETS picks some. A target fails on a crash,
+# a sanitizer's report or a broken invariant, and its input is kept in
+# .build/fuzz/work/artifacts.
+FUZZ_SECONDS ?= 30
+FUZZ_TARGETS ?=
+FUZZ_BUILD    = .build/fuzz
+fuzz: deps
+	$(SWIFT) build --package-path Fuzz --build-path $(FUZZ_BUILD) -c release --sanitize=fuzzer \
+	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing
+	sh Fuzz/run.sh $(FUZZ_BUILD)/release $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# The unit tests and a slice of the end-to-end tests (signals, batches,
+# media uploads, token refreshes racing), against tools and tests built with
+# AddressSanitizer (LeakSanitizer included) in .build/asan, then with
+# ThreadSanitizer in .build/tsan. A sanitizer's report fails the run even
+# when the tests pass: reports go to files, listed at the end. The unit
+# tests run one at a time under ThreadSanitizer: the core keeps one loop
+# per process, and loops run side by side by the test runner would race
+# on its diagnostics state.
+SANITIZE_TESTS  = Tests/tw-post/test_tw_post.py Tests/tw-post/test_media.py Tests/tw-friends/test_tw_friends.py \
+                  Tests/oauth-sign/test_oauth_sign.py Tests/fb-feed/test_fb_feed.py Tests/tw-auth/test_refresh.py
+SANITIZE_SELECT = (interrupt or sighup or signal or batch or test_media or test_refresh) and not peak_rss
+sanitize: sanitize-address sanitize-thread
+
+sanitize-address: test-deps venv
+	$(call sanitized,address,.build/asan,ASAN_OPTIONS,)
+
+sanitize-thread: test-deps venv
+	$(call sanitized,thread,.build/tsan,TSAN_OPTIONS,--no-parallel)
+
+# $(call sanitized,SANITIZER,BUILD,OPTIONS-VARIABLE,SWIFT-TEST-FLAGS)
+define sanitized
+	$(SWIFT) build --build-tests --sanitize=$(1) --build-path $(2)
+	@echo "sanitize: $(1), reports in $(2)/reports:"; \
+	rm -rf $(2)/reports; mkdir -p $(2)/reports; status=0; \
+	export $(3)=log_path=$(CURDIR)/$(2)/reports/report; \
+	echo "$(SWIFT) test --skip-build --disable-xctest $(4) --sanitize=$(1) --build-path $(2)"; \
+	$(SWIFT) test --skip-build --disable-xctest $(4) --sanitize=$(1) --build-path $(2) || status=1; \
+	echo "SOCIALPIPE_BIN=$(CURDIR)/$(2)/debug $(VENV)/bin/pytest -q $(SANITIZE_TESTS) -k '$(SANITIZE_SELECT)'"; \
+	SOCIALPIPE_BIN=$(CURDIR)/$(2)/debug $(VENV)/bin/pytest -q $(SANITIZE_TESTS) -k '$(SANITIZE_SELECT)' || status=1; \
+	for report in $(2)/reports/report*; do \
+	  [ -e "$$report" ] || continue; status=1; echo "sanitize: $(1) sanitizer report $$report:"; cat "$$report"; \
+	done; \
+	exit $$status
+endef
 
 demo: test-deps venv build
 	SOCIALPIPE_BIN=$(CURDIR)/$(RELEASE) PYTHON=$(CURDIR)/$(PYTHON) sh sandbox/demo.sh

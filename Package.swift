@@ -2,7 +2,9 @@
 import PackageDescription
 
 // One core module (Socialpipe) over three Debian C libraries, and one
-// executable per command. The C libraries are reached through system-library
+// executable per command; X's post-length rules (TwitterText) stand apart,
+// needing nothing. The two libraries are products so that the fuzz package
+// (Fuzz/) can build on them. The C libraries are reached through system-library
 // targets; CCurl's shim.h carries typed wrappers for curl's variadic calls,
 // CLinux's for the Linux calls glibc wraps in none (openat2) or a variadic one.
 // The tools are single-threaded; dynamic exclusivity checks on class
@@ -12,6 +14,8 @@ let fastSettings: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecke
 let package = Package(
     name: "socialpipe",
     products: [
+        .library(name: "Socialpipe", targets: ["Socialpipe"]),
+        .library(name: "TwitterText", targets: ["TwitterText"]),
         .executable(name: "oauth-sign", targets: ["oauth-sign"]),
         .executable(name: "tw-post", targets: ["tw-post"]),
         .executable(name: "tw-friends", targets: ["tw-friends"]),
@@ -32,7 +36,8 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         .target(name: "Socialpipe", dependencies: ["CCurl", "COpenSSL", "CJansson", "CLinux"], swiftSettings: fastSettings),
         .executableTarget(name: "oauth-sign", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
-        .executableTarget(name: "tw-post", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
+        .target(name: "TwitterText", swiftSettings: fastSettings),
+        .executableTarget(name: "tw-post", dependencies: ["Socialpipe", "TwitterText"], swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),
         .executableTarget(name: "tw-friends", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),

@@ -63,13 +63,18 @@ ERROR_KINDS = {"input", "validation", "auth", "permission", "not_found", "duplic
 ERROR_KEY_ORDER = ["kind", "status", "code", "message", "attempts"]
 
 
+SANITIZER_OPTIONS = ("ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS")
+
+
 def clean_env(home, extra=None):
     """PATH, the temporary HOME and XDG_CONFIG_HOME of `home`, a UTF-8 locale,
     NO_PROXY/no_proxy for loopback, plus `extra` (keys whose value is None are
     left out). Nothing else of the caller's environment gets through: no
     TW_*/FB_*/SOCIALPIPE_* variables, no proxies, so the real user's
-    credentials and network setup never matter."""
-    env = {
+    credentials and network setup never matter. The sanitizers' options
+    (`make sanitize`) pass, so that a sanitized tool reports where asked."""
+    env = {name: os.environ[name] for name in SANITIZER_OPTIONS if name in os.environ}
+    env.update({
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
@@ -77,7 +82,7 @@ def clean_env(home, extra=None):
         "LC_ALL": "C.UTF-8",
         "NO_PROXY": "127.0.0.1,localhost",
         "no_proxy": "127.0.0.1,localhost",
-    }
+    })
     env.update({k: v for k, v in (extra or {}).items() if v is not None})
     return env
 

@@ -7,12 +7,14 @@
    transfers (oauth-sign) does not load libcurl and its thirty dependencies
    at start-up. Tools that transfer link libcurl themselves (Package.swift). */
 #pragma weak curl_global_init
+#pragma weak curl_global_cleanup
 #pragma weak curl_easy_init
 #pragma weak curl_easy_cleanup
 #pragma weak curl_easy_setopt
 #pragma weak curl_easy_getinfo
 #pragma weak curl_easy_strerror
 #pragma weak curl_multi_init
+#pragma weak curl_multi_cleanup
 #pragma weak curl_multi_setopt
 #pragma weak curl_multi_add_handle
 #pragma weak curl_multi_remove_handle
@@ -27,10 +29,12 @@
    are null, and the core refuses to start instead of crashing. */
 static inline int sp_curl_linked(void) { return curl_multi_init != 0 && curl_easy_init != 0; }
 static inline CURLcode sp_global_init(long flags) { return curl_global_init(flags); }
+static inline void sp_global_cleanup(void) { curl_global_cleanup(); }
 static inline CURL *sp_easy_init(void) { return curl_easy_init(); }
 static inline void sp_easy_cleanup(CURL *h) { curl_easy_cleanup(h); }
 static inline const char *sp_easy_strerror(CURLcode c) { return curl_easy_strerror(c); }
 static inline CURLM *sp_multi_init(void) { return curl_multi_init(); }
+static inline CURLMcode sp_multi_cleanup(CURLM *m) { return curl_multi_cleanup(m); }
 static inline CURLMcode sp_multi_add_handle(CURLM *m, CURL *h) { return curl_multi_add_handle(m, h); }
 static inline CURLMcode sp_multi_remove_handle(CURLM *m, CURL *h) { return curl_multi_remove_handle(m, h); }
 static inline CURLMcode sp_multi_perform(CURLM *m, int *running) { return curl_multi_perform(m, running); }

@@ -1,4 +1,5 @@
 import Socialpipe
+import TwitterText
 
 /// How a record becomes a post (`POST /2/tweets`, or `/1.1/statuses/update.json`
 /// with `--api 1.1`), and, with `--thread`, how posts chain.

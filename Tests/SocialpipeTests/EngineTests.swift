@@ -190,7 +190,7 @@ func lineNumbers(_ output: [String]) -> [Int] {
     @Test func aHeldJobDoesNotHoldUpTheJobsBehindIt() throws {
         let tool = PagingTool()
         // "a" may begin only once "c", behind it, has ended.
-        tool.mayBegin = { name in name != "a" || tool.ended.contains("c") }
+        tool.mayBegin = { [unowned tool] name in name != "a" || tool.ended.contains("c") }
         let transport = ScriptedTransport { _, _ in (answer("{}"), 1) }
         let (status, output) = try runLoop(tool, lines: ["\"a\"", "\"b\"", "\"c\""], transport: transport)
         #expect(status == .success)

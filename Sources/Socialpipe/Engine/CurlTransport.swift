@@ -284,13 +284,27 @@ final class CurlTransport: Transport {
             throw .configuration("internal error: this tool was built without libcurl (link it in Package.swift)")
         }
         sp_global_init(Int(CURL_GLOBAL_DEFAULT))
-        guard let multi = sp_multi_init() else { throw .configuration("libcurl could not start") }
+        guard let multi = sp_multi_init() else {
+            sp_global_cleanup()
+            throw .configuration("libcurl could not start")
+        }
         self.multi = multi
         self.timeout = timeout
         self.caFile = caFile
         self.userAgent = userAgent
         sp_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         sp_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, parallel)
+    }
+
+    /// Gives back everything libcurl holds (its connections, TLS sessions
+    /// and caches, which LeakSanitizer would otherwise report at exit):
+    /// transfers still in flight are taken out of the multi handle first, as
+    /// libcurl asks. Runs when the run's engine goes away, before `exit`.
+    deinit {
+        for transfer in transfers.values { sp_multi_remove_handle(multi, transfer.handle) }
+        transfers.removeAll()
+        sp_multi_cleanup(multi)
+        sp_global_cleanup()
     }
 
     func start(_ request: HTTPRequest, id: Int) -> Bool {

@@ -9,9 +9,9 @@
 // Python's IDNA 2003 codec, which decides whether a domain is a URL at all.
 
 /// Post length as X counts it (twitter-text configuration v3).
-enum TweetLength {
+public enum TweetLength {
     /// The weighted length of `text` (after NFC normalisation and CR/CRLF → LF).
-    static func weightedLength(_ text: String) -> Int {
+    public static func weightedLength(_ text: String) -> Int {
         let scalars = normalizedScalars(text)
         if scalars.isEmpty { return 0 }
         let urls = URLExtractor.entities(scalars)
@@ -38,7 +38,7 @@ enum TweetLength {
     }
 
     /// Whether the text contains a character X refuses (U+FFFE, U+FEFF, U+FFFF).
-    static func hasInvalidCharacter(_ text: String) -> Bool {
+    public static func hasInvalidCharacter(_ text: String) -> Bool {
         text.unicodeScalars.contains { $0.value == 0xFFFE || $0.value == 0xFEFF || $0.value == 0xFFFF }
     }
 }
