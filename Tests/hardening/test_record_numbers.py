@@ -40,3 +40,25 @@ def test_any_number_in_a_record_gets_its_envelope(tool, home, name, args, templa
     for e in envelopes:
         if not e["ok"]:
             assert e["error"]["kind"] in ("input", "validation"), e
+
+
+LONG_PORT = "https://api.x.com:99999999999999999999/2/users/me"
+
+
+def test_a_url_with_a_twenty_digit_port_is_an_input_error(tool, home):
+    """RequestURL counted the port's digits into an Int before looking at their number: a trap."""
+    record = json.dumps({"method": "GET", "url": LONG_PORT})
+    proc = subprocess.run([tool("oauth-sign")], input=(record + "\n").encode(), capture_output=True,
+                          env=clean_env(home, x_credentials()), timeout=30)
+    assert proc.returncode == 1, proc
+    [e] = [json.loads(l) for l in proc.stdout.decode().splitlines()]
+    assert e["error"]["kind"] == "input" and "port" in e["error"]["message"], e
+
+
+@pytest.mark.parametrize("name", ["tw-post", "tw-friends", "fb-feed", "fb-perm-check"])
+def test_an_api_base_with_a_twenty_digit_port_is_a_usage_error(tool, home, name):
+    base = LONG_PORT.rsplit("/2/", 1)[0]
+    proc = subprocess.run([tool(name), "--api-base", base, "--dry-run"], input=b'"x"\n', capture_output=True,
+                          env=clean_env(home, x_credentials()), timeout=30)
+    assert proc.returncode == 2, proc
+    assert b"port" in proc.stderr, proc.stderr

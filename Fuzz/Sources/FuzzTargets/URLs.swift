@@ -7,11 +7,6 @@
 /// parser reports make up the URL as sent.
 public enum URLs {
     public static func run(_ data: UnsafeBufferPointer<UInt8>) {
-        if portMayOverflow(Array(data)) {
-            // Would trap: reported, not run, until the parser is fixed.
-            expect(false, .urlPortOverflow, input: Array(data), "the port overflows")
-            return
-        }
         let output = ByteBuffer()
         guard let parts = try? RequestURL.parse(data, into: output) else {
             if let text = String(validating: Array(data), as: UTF8.self) {
@@ -52,22 +47,5 @@ public enum URLs {
             require(parsed.map { Array($0.requestURL.utf8) } == url, "RequestURL(text).requestURL differs from parse for \(escaped(input))")
         }
         _ = Redaction.redactedURL(String(decoding: url, as: UTF8.self))
-    }
-
-    /// Whether the port, as `parse` finds it (the authority runs from the
-    /// first `://` to `/`, `?` or `#`; the port follows its last `:`, or
-    /// the `]:` of an IPv6 host), holds digits enough to overflow an Int.
-    static func portMayOverflow(_ text: [UInt8]) -> Bool {
-        guard let schemeEnd = text.firstRange(of: Array("://".utf8))?.upperBound else { return false }
-        let authority = text[schemeEnd...].prefix { $0 != 0x2F && $0 != 0x3F && $0 != 0x23 }
-        let port: ArraySlice<UInt8>
-        if authority.first == 0x5B {
-            guard let close = authority.firstIndex(of: 0x5D) else { return false }
-            port = authority[(close + 1)...].dropFirst()
-        } else {
-            guard let colon = authority.lastIndex(of: 0x3A) else { return false }
-            port = authority[(colon + 1)...]
-        }
-        return port.filter { (0x30...0x39).contains($0) }.count >= 19
     }
 }

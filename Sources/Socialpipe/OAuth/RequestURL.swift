@@ -147,13 +147,12 @@ public struct RequestURL: Sendable {
 
         var port: Int?
         if !portRange.isEmpty {
-            var number = 0
-            var valid = portRange.count <= 5
-            for index in portRange {
-                let byte = text[index]
-                if byte < 0x30 || byte > 0x39 { valid = false } else { number = number * 10 + Int(byte - 0x30) }
+            // At most five digits are counted: twenty would overflow an Int.
+            guard portRange.count <= 5, portRange.allSatisfy({ (0x30...0x39).contains(text[$0]) }) else {
+                throw Invalid(message: "url has an invalid port")
             }
-            guard valid, (1...65535).contains(number) else { throw Invalid(message: "url has an invalid port") }
+            let number = portRange.reduce(0) { $0 * 10 + Int(text[$1] - 0x30) }
+            guard (1...65535).contains(number) else { throw Invalid(message: "url has an invalid port") }
             port = number == (isHTTPS ? 443 : 80) ? nil : number
         }
 
