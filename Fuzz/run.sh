@@ -1,9 +1,8 @@
 #!/bin/sh
 # Runs fuzz targets for a bounded time each (make fuzz): FUZZ_SECONDS per
 # target, over its seed corpus in Fuzz/Corpus/TARGET and what earlier runs
-# found in .build/fuzz/work/corpus/TARGET. Prints one line per target, the
-# open defects the targets report, and for a target that fails, why and how
-# to replay the input that failed it. Exits 1 when any target failed.
+# found in .build/fuzz/work/corpus/TARGET. Prints one line per target, and
+# for a target that fails, why and how to replay the input that failed it. Exits 1 when any target failed.
 #
 # usage: Fuzz/run.sh BINDIR SECONDS [TARGET...]   (run from the repository)
 set -u
@@ -36,7 +35,6 @@ for target in $targets; do
         [ -n "$artifact" ] && echo "  replay: $bin/fuzz-$target $artifact   (full log: $log)"
         failed="$failed $target"
     fi
-    grep -a -A 1 '^OPEN DEFECT' "$log" | sed 's/^/  /'
 done
 if [ -n "$failed" ]; then
     echo "fuzz: failed:$failed"

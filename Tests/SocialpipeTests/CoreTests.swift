@@ -180,6 +180,12 @@ func base64(_ bytes: [UInt8]) -> String {
         #expect(RawJSON(Array(("\"a\u{7F}b\"").utf8)) != nil)
     }
 
+    @Test func aMemberNameWrittenWithEscapesIsTheNameItSpells() throws {
+        let page = try #require(RawJSON(Array(#"{"\u0064ata":[1],"data":[2]}"#.utf8)))
+        let data = try #require(page.member("data", of: page.root))
+        #expect(page.withText(data) { Array($0) } == Array("[1]".utf8), "the first, as jansson's lookup finds")
+    }
+
     @Test func nestingStopsAtSixtyFourLevels() {
         let deepest = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
         let tooDeep = String(repeating: "{\"a\":", count: 65) + "1" + String(repeating: "}", count: 65)
@@ -273,6 +279,8 @@ func base64(_ bytes: [UInt8]) -> String {
         #expect(raw(#"{"a": 'b, "access_token": "X"}"#) == #"{"a": 'b, "access_token": "[redacted]"}"#)
         #expect(raw("{'name': 'consumer_secret', 'v': 'kept'") == "{'name': 'consumer_secret', 'v': 'kept'")
         #expect(raw("['consumer_secret', 'kept']") == "['consumer_secret', 'kept']")
+        // Found by the redaction fuzz target: single quotes around a double-quoted key.
+        #expect(raw("{'\"access_token\":\"ZZZZZZZZ\"\u{0}'") == "{'\"access_token\":\"[redacted]\"\u{0}'")
     }
 
     @Test func urlsAndHeadersForLogs() {
@@ -347,6 +355,27 @@ func base64(_ bytes: [UInt8]) -> String {
 }
 
 extension LineReaderTests {
+    /// Found by the lines fuzz target: a line over the limit that arrives in
+    /// pieces had its `\r` counted and a prefix of only its first read.
+    @Test func aTooLongLineInPiecesHasItsWholePrefixAndNoCR() {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let reader = LineReader(fd: ends[0], maxLine: 10)
+        var seen: [(prefix: [UInt8], length: Int)] = []
+        for piece in ["abcdefghijkl", "mnop", "qrst\r", "\n", String(repeating: "z", count: 300) + "\r\n"] {
+            _ = piece.utf8CString.withUnsafeBufferPointer { write(ends[1], $0.baseAddress, $0.count - 1) }
+            reader.fill()
+            while let line = reader.nextLine() {
+                if case .tooLong(_, let prefix, let length) = line { seen.append((prefix, length)) }
+            }
+        }
+        close(ends[0])
+        close(ends[1])
+        #expect(seen.count == 2)
+        #expect(seen.first?.length == 20 && seen.first?.prefix == Array("abcdefghijklmnopqrst".utf8))
+        #expect(seen.last?.length == 300 && seen.last?.prefix == Array(repeating: 0x7A, count: LineReader.prefixLength))
+    }
+
     @Test func theRoomOfALongLineIsGivenBackOnceItIsHandedOut() {
         // A 16 MiB line, then short ones: the buffer grown for the long line
         // does not stay for the rest of the run.

@@ -131,6 +131,23 @@ func kind(_ verdict: ResponseClass) -> String {
         #expect(!shown.contains("app-secret") && shown.contains("debug_token"))
     }
 
+    /// Found by the batch fuzz target: the version root was stripped with
+    /// String.hasPrefix, which compares characters, so a path starting with a
+    /// combining mark kept the whole URL.
+    @Test func aBatchItemsRelativeURLIsTheURLLessItsRootByBytes() throws {
+        let parser = ArgumentParser(tool: testTool, options: [GraphSetup.versionOption]
+            + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 1))
+        guard case .run(let arguments) = try parser.parse(["--dry-run"]) else { return }
+        let setup = try GraphSetup(arguments: arguments, tool: testTool)
+        let token = try GraphAuthorizer(FacebookCredentials(accessToken: "t", origin: "test"), crypto: Crypto())
+        var spec = setup.request("GET", "/\u{301}me?fields=id", authorizer: token)
+        spec.batchKey = "k"
+        let batch = GraphBatching(setup: setup, maximumBatch: 50).combine([spec])
+        let form = PercentEncoding.formPairs(batch.body ?? [])
+        let items = try JSON.parse(String(decoding: form[0].value, as: UTF8.self)).get()
+        #expect(items[0]?["relative_url"]?.string == "\u{301}me?fields=id")
+    }
+
     @Test func versionsAreNumberedNN0() {
         #expect(GraphSetup.isVersion("v27.0") && GraphSetup.isVersion("v3.0"))
         #expect(!GraphSetup.isVersion("27.0") && !GraphSetup.isVersion("v27") && !GraphSetup.isVersion("v27.1")

@@ -46,12 +46,12 @@ public enum Headers {
                 _ = Clock.iso8601(time)
                 _ = state.windowExhaustedUntil(now)
                 _ = state.capExhaustedUntil(now)
-                expect(time.isFinite && time >= 0, .rateLimitNumberUnchecked, input: bytes,
-                       "\(type(of: service)) leaves a \(name) of \(time)")
+                // +infinity is allowed: a reset past any date, never waited for.
+                require(!time.isNaN && time >= 0, "\(type(of: service)) leaves a \(name) of \(time)")
             }
             for (name, count) in [("remaining", state.remaining), ("cap remaining", state.capRemaining)] {
                 guard let count else { continue }
-                expect(count >= 0, .rateLimitNumberUnchecked, input: bytes, "\(type(of: service)) leaves \(name) \(count)")
+                require(count >= 0, "\(type(of: service)) leaves \(name) \(count)")
             }
             if let spacing = state.spacing {
                 require(spacing >= 0 && spacing.isFinite, "\(type(of: service)) spaces requests by \(spacing)")

@@ -88,14 +88,13 @@ public enum Records {
         if let lineText, echoesRecord, !rawInput {
             // A line that is not strictly one JSON value, or that jq would
             // refuse, is not to become a record (issue 17 §2).
-            if let verdict = StrictJSON.check(lineText) {
-                expect(verdict.depth <= 256, .recordTooDeep, input: lineText, "depth \(verdict.depth)")
-                expect(!verdict.loneSurrogate, .recordLoneSurrogate, input: lineText, "echoed as \(escaped(envelope))")
-                if verdict.depth > 256 || verdict.loneSurrogate { return }
-            } else {
-                expect(false, .recordNotStrictJSON, input: lineText, "echoed as \(escaped(envelope))")
+            guard let verdict = StrictJSON.check(lineText) else {
+                require(false, "a line that is not one RFC 8259 value became a record, echoed as \(escaped(envelope))")
                 return
             }
+            require(verdict.depth <= JSONValidation.maximumDepth,
+                    "a record nested \(verdict.depth) deep was accepted, echoed as \(escaped(envelope))")
+            require(!verdict.loneSurrogate, "a record with a lone surrogate was accepted, echoed as \(escaped(envelope))")
         }
         guard let verdict = StrictJSON.check(envelope), !verdict.loneSurrogate else {
             require(false, "envelope of line \(number) is not JSON jq reads: \(escaped(envelope))")

@@ -27,9 +27,9 @@ public enum RedactionScan {
         let lengthAndCut = input.byte()
         let rest = input.rest()
         let split = rest.firstIndex(of: 0) ?? rest.endIndex
-        // Before the key: no quote or backslash (no string is open when the
-        // key comes), and no Z.
-        let before = rest[..<split].filter { $0 != 0x22 && $0 != 0x5C && $0 != 0x5A }
+        // Before the key: no quote of either kind or backslash (no string is
+        // open when the key comes, and no key of its own), and no Z.
+        let before = rest[..<split].filter { $0 != 0x22 && $0 != 0x27 && $0 != 0x5C && $0 != 0x5A }
         // After the value: no Z, and no `\u` that could spell one.
         var after = rest[min(split + 1, rest.endIndex)...].map { $0 == 0x5A ? 0x59 : $0 }
         for index in after.indices.dropFirst() where after[index] == 0x75 && after[index - 1] == 0x5C { after[index] = 0x55 }

@@ -41,7 +41,6 @@ public func initializeFuzzer(_ argc: UnsafeMutablePointer<Int32>?,
                              _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?) -> Int32 {
     let copy = fcntl(2, F_DUPFD_CLOEXEC, 10)
     if copy >= 0 { reportDescriptor = copy }
-    strict = getenv("SOCIALPIPE_FUZZ_STRICT").map { String(cString: $0) == "1" } ?? false
     var names: [String] = []
     var entry = environ
     while let pointer = entry.pointee {
@@ -67,36 +66,6 @@ public func require(_ holds: Bool, _ what: @autoclosure () -> String) {
     guard !holds else { return }
     report("INVARIANT BROKEN: " + what())
     abort()
-}
-
-/// Invariants the code on main does not keep yet, each in a part someone
-/// else owns: asked for by issue 17, or found by these targets and reported
-/// (the reproducers are in the seed corpus). They are checked and
-/// reported (once per run, with the input), not fatal, unless
-/// `SOCIALPIPE_FUZZ_STRICT=1`. Whoever lands the fix deletes the case, and
-/// every violation becomes fatal like the other invariants.
-public enum OpenDefect: String, CaseIterable, Sendable {
-    case recordNotStrictJSON = "issue 17 §2: a line that is not exactly one RFC 8259 value was accepted as a record"
-    case recordTooDeep = "issue 17 §2: a record nested deeper than 256 was accepted"
-    case recordLoneSurrogate = "issue 17 §2: a record with a lone surrogate escape was accepted"
-    case rateLimitNumberUnchecked = "issue 17 §1: a rate-limit number read from a header is not range-checked"
-    case overlongLineInPieces = "LineReader: a line over --max-line that arrives in pieces is reported with its \\r in its length and raw, and raw holds only the bytes read so far (fewer than 256 when --max-line is below 255)"
-    case urlPortOverflow = "RequestURL.parse: a port of 19 digits or more overflows its count and traps (oauth-sign on a record's url, every tool on --api-base: exit 132, no envelope)"
-    case rawMemberNameEscaped = "RawJSON.member compares a member's name as written: a name spelt with escapes (\"\\u0064ata\") is not found where jansson finds it"
-    case batchPathByCharacters = "GraphBatching.combine: a path whose first character combines with the / before it keeps the whole URL as relative_url (hasPrefix compares Characters, not bytes; no tool sends such a path today)"
-}
-
-nonisolated(unsafe) private var openDefectsSeen: Set<OpenDefect> = []
-/// `SOCIALPIPE_FUZZ_STRICT=1`, read before the environment is cleared.
-nonisolated(unsafe) private var strict = false
-
-/// Checks an invariant that `defect` still breaks on main.
-public func expect(_ holds: Bool, _ defect: OpenDefect, input: [UInt8], _ what: @autoclosure () -> String) {
-    guard !holds else { return }
-    if strict { require(false, defect.rawValue + ": " + what()) }
-    guard !openDefectsSeen.contains(defect) else { return }
-    openDefectsSeen.insert(defect)
-    report("OPEN DEFECT (not fatal; SOCIALPIPE_FUZZ_STRICT=1 makes it so): \(defect.rawValue): \(what())\n  input: \(escaped(input))")
 }
 
 /// Bytes as a C-style escaped string, for reports.

@@ -29,8 +29,11 @@ public final class GraphBatching: Batching {
         for request in requests {
             let item = JSON.object()
             item.set("method", string: request.method)
-            var path = request.url
-            if path.hasPrefix(versionRoot + "/") { path.removeFirst(versionRoot.count + 1) }
+            // Compared as bytes: String.hasPrefix compares characters, and a
+            // combining mark after the `/` would make the root not match.
+            let root = Array((versionRoot + "/").utf8)
+            let url = Array(request.url.utf8)
+            let path = url.starts(with: root) ? String(decoding: url[root.count...], as: UTF8.self) : request.url
             item.set("relative_url", string: path)
             if let body = request.body { item.set("body", string: String(decoding: body, as: UTF8.self)) }
             items.append(item)

@@ -33,8 +33,10 @@ public final class LineReader {
     /// Bytes the buffer has room for (the unit tests check a long line's room is given back).
     var room: Int { buffer.count + buffer.freeCapacity }
     private var lineNumber = 0
-    /// Skipping the rest of an over-long line: its prefix and length so far.
-    private var overlong: (prefix: [UInt8], length: Int)?
+    /// Skipping the rest of an over-long line: its prefix (up to
+    /// `prefixLength`), its length so far, and its last byte read (a `\r`
+    /// before the `\n` to come is not part of the line).
+    private var overlong: (prefix: [UInt8], length: Int, last: UInt8)?
 
     /// True once read(2) has reported end of input.
     public private(set) var reachedEnd = false
@@ -119,16 +121,16 @@ public final class LineReader {
                 if let line = finish(from: lineStart, to: lineEnd) { return line }
                 continue
             }
-            if var skipping = overlong {
-                skipping.length += available
-                overlong = skipping
+            if overlong != nil {
+                keepSkipping(start..<end)
                 skip()
                 if reachedEnd { return finish(from: start, to: start) }
                 return nil
             }
             if available > maxLine + 1 {
                 // No newline within the limit: remember the prefix, skip the rest.
-                overlong = (Array(buffer[start..<(start + min(available, Self.prefixLength))]), available)
+                overlong = ([], 0, 0)
+                keepSkipping(start..<end)
                 skip()
                 return nil
             }
@@ -152,6 +154,17 @@ public final class LineReader {
         start = 0
     }
 
+    /// Counts `range` into the over-long line being skipped, its prefix
+    /// filled up to `prefixLength` however the line arrives.
+    private func keepSkipping(_ range: Range<Int>) {
+        guard var skipping = overlong, !range.isEmpty else { return }
+        let room = Self.prefixLength - skipping.prefix.count
+        if room > 0 { skipping.prefix += buffer[range.lowerBound..<(range.lowerBound + min(room, range.count))] }
+        skipping.length += range.count
+        skipping.last = buffer.start[range.upperBound - 1]
+        overlong = skipping
+    }
+
     /// Everything read so far is handed out or skipped.
     private func skip() {
         start = end
@@ -161,9 +174,16 @@ public final class LineReader {
     /// Ends a physical line spanning `from..<to` (without its `\n`).
     private func finish(from lineStart: Int, to lineEnd: Int) -> InputLine? {
         lineNumber += 1
-        if let skipped = overlong {
+        if overlong != nil {
+            keepSkipping(lineStart..<lineEnd)
+            guard var skipped = overlong else { return nil }
             overlong = nil
-            return .tooLong(number: lineNumber, prefix: skipped.prefix, length: skipped.length + (lineEnd - lineStart))
+            if skipped.last == 0x0D {
+                // The `\r` of a `\r\n` ending is no part of the line.
+                if skipped.prefix.count == skipped.length { skipped.prefix.removeLast() }
+                skipped.length -= 1
+            }
+            return .tooLong(number: lineNumber, prefix: skipped.prefix, length: skipped.length)
         }
         let base = buffer.start
         var contentEnd = lineEnd

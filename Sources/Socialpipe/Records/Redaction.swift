@@ -94,8 +94,8 @@ public enum Redaction {
     /// quotes (`{'access_token':'X'}`, as Python prints a dict) is read the
     /// same way: a `'` opens a string where a key or value could start
     /// (first, or after `{`, `[`, `,` or `:`) and is closed on the line,
-    /// and after a secret's key it opens the value; elsewhere it is an
-    /// apostrophe (`it's`) and hides nothing that follows.
+    /// and holds no `"`; after a secret's key it opens the value; elsewhere
+    /// it is an apostrophe (`it's`) and hides nothing that follows.
     public static func redactedRaw(_ line: [UInt8]) -> [UInt8] {
         let count = line.count
         var output: [UInt8] = []
@@ -121,7 +121,9 @@ public enum Redaction {
             while before >= 0 && JSONScan.isWhitespace(line[before]) { before -= 1 }
             guard before < 0 || [0x7B, 0x5B, 0x2C, 0x3A].contains(line[before]) else { return false }
             let end = stringEnd(start)
-            return end > start + 1 && line[end - 1] == 0x27
+            // One holding a `"` is read as text with double quotes in it, so
+            // that `'"access_token":"X"'` cannot hide its key inside quotes.
+            return end > start + 1 && line[end - 1] == 0x27 && !line[(start + 1)..<(end - 1)].contains(0x22)
         }
         func redactValue() {
             output += "\"\(placeholder)\"".utf8

@@ -18,7 +18,13 @@ public struct RawJSON {
     /// The value of member `key` of the object at `object`, or nil.
     public func member(_ key: StaticString, of object: Range<Int>) -> Range<Int>? {
         bytes.withUnsafeBufferPointer { text in
-            Walker(text).firstMember(of: object) { RawBytes.equal(UnsafeBufferPointer(rebasing: text[$0]), key) }
+            Walker(text).firstMember(of: object) { name in
+                if RawBytes.equal(UnsafeBufferPointer(rebasing: text[name]), key) { return true }
+                // A name written with escapes (`\u0064ata`) is the name it spells, as jansson reads it.
+                guard text[name].contains(0x5C), let spelt = string((name.lowerBound - 1)..<(name.upperBound + 1)) else { return false }
+                var spelling = spelt
+                return spelling.withUTF8 { RawBytes.equal($0, key) }
+            }
         }
     }
 

@@ -6,12 +6,15 @@ public final class XService: APIService {
     /// `x-rate-limit-*` for the 15-minute window; the 24-hour posting headers
     /// (user and app, the tighter one) for the cap.
     public func readRateLimits(_ response: HTTPResponse, into state: inout RateLimitState) {
-        if let value = response.header("x-rate-limit-remaining").flatMap({ Int($0) }) { state.remaining = value }
-        if let value = response.header("x-rate-limit-reset").flatMap({ Double($0) }) { state.reset = value }
+        // Counts are whole numbers from 0, resets epoch seconds (Clock.seconds):
+        // anything else reads as no header at all.
+        func count(_ name: String) -> Int? { response.header(name).flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil } }
+        if let value = count("x-rate-limit-remaining") { state.remaining = value }
+        if let value = response.header("x-rate-limit-reset").flatMap(Clock.seconds) { state.reset = value }
         var daily: [(Int, Double?)] = []
         for scope in ["user", "app"] {
-            if let value = response.header("x-\(scope)-limit-24hour-remaining").flatMap({ Int($0) }) {
-                daily.append((value, response.header("x-\(scope)-limit-24hour-reset").flatMap { Double($0) }))
+            if let value = count("x-\(scope)-limit-24hour-remaining") {
+                daily.append((value, response.header("x-\(scope)-limit-24hour-reset").flatMap(Clock.seconds)))
             }
         }
         if let tightest = daily.min(by: { $0.0 < $1.0 }) {
