@@ -223,15 +223,10 @@ final class FriendsJob: Job {
 
     /// A v2 page's users (objects, each with an id of digits) and the next page's token.
     private func readUsers(_ page: RawJSON) throws(PageProblem) -> (accounts: [Range<Int>], next: String?) {
-        guard page.isObject(page.root) else { throw PageProblem(why: "it is not a JSON object") }
-        var users: [Range<Int>] = []
-        if let data = page.member("data", of: page.root) {
-            guard page.isArray(data) else { throw PageProblem(why: "its data is not a list") }
-            users = page.elements(of: data)
-            for user in users {
-                guard page.isObject(user), let id = page.member("id", of: user).flatMap(page.string), Self.isDigits(id) else {
-                    throw PageProblem(why: "an account is not a user object with an id")
-                }
+        let users = try list("data", of: page)
+        for user in users {
+            guard page.isObject(user), let id = page.member("id", of: user).flatMap(page.string), Self.isDigits(id) else {
+                throw PageProblem(why: "an account is not a user object with an id")
             }
         }
         // A short or empty page may still have a next one.
@@ -246,21 +241,25 @@ final class FriendsJob: Job {
 
     /// A v1.1 page's ids (strings of digits, or integers) and the next cursor ("0" ends the list).
     private func readIDs(_ page: RawJSON) throws(PageProblem) -> (accounts: [Range<Int>], next: String?) {
-        guard page.isObject(page.root) else { throw PageProblem(why: "it is not a JSON object") }
-        var ids: [Range<Int>] = []
-        if let list = page.member("ids", of: page.root) {
-            guard page.isArray(list) else { throw PageProblem(why: "its ids are not a list") }
-            ids = page.elements(of: list)
-            for id in ids {
-                let digits = page.isString(id) ? page.string(id) : page.withText(id) { String(decoding: $0, as: UTF8.self) }
-                guard let digits, Self.isDigits(digits) else { throw PageProblem(why: "an id is not a string of digits") }
-            }
+        let ids = try list("ids", of: page)
+        for id in ids {
+            let digits = page.isString(id) ? page.string(id) : page.withText(id) { String(decoding: $0, as: UTF8.self) }
+            guard let digits, Self.isDigits(digits) else { throw PageProblem(why: "an id is not a string of digits") }
         }
         guard let cursor = page.member("next_cursor_str", of: page.root) else { return (ids, nil) }
         guard let text = page.string(cursor), Self.isDigits(text) else {
             throw PageProblem(why: "its next_cursor_str is not a cursor")
         }
         return (ids, text == "0" ? nil : text)
+    }
+
+    /// The elements of the page's list `name` (none when it is absent); the
+    /// page must be an object, and the list a list.
+    private func list(_ name: StaticString, of page: RawJSON) throws(PageProblem) -> [Range<Int>] {
+        guard page.isObject(page.root) else { throw PageProblem(why: "it is not a JSON object") }
+        guard let list = page.member(name, of: page.root) else { return [] }
+        guard page.isArray(list) else { throw PageProblem(why: "its \(name) is not a list") }
+        return page.elements(of: list)
     }
 
     /// Why a page's contents cannot be copied out.

@@ -90,33 +90,31 @@ final class OutcomeQueue {
 
     /// Writes one envelope: its start from the slot's echo, then what `body` serialises.
     func writeEnvelope(in slot: Slot, ok: Bool, failed: Bool, _ body: (ByteBuffer) -> Void) {
-        if failed { anyFailed = true }
-        if isHead(slot) {
-            slot.start.write(ok: ok, to: output)
-            body(output.buffer)
-            output.endLine()
-            return
-        }
-        let held = ByteBuffer(capacity: 256)
-        body(held)
-        held.append(0x0A)
-        slot.pending.append(.envelope(ok: ok, rest: held.array))
-        holdLine(of: held.count, in: slot)
+        write(in: slot, failed: failed, start: { slot.start.write(ok: ok, to: output) },
+              held: { .envelope(ok: ok, rest: $0) }, body)
     }
 
     /// Writes one line, serialised by `body` into the output or into the slot.
     func writeLine(in slot: Slot, failed: Bool, _ body: (ByteBuffer) -> Void) {
+        write(in: slot, failed: failed, start: {}, held: { .lines($0, count: 1) }, body)
+    }
+
+    /// Straight into the output after `start` at the head; else serialised
+    /// into the slot as `held` makes it (with its newline).
+    private func write(in slot: Slot, failed: Bool, start: () -> Void, held: ([UInt8]) -> Pending,
+                       _ body: (ByteBuffer) -> Void) {
         if failed { anyFailed = true }
         if isHead(slot) {
+            start()
             body(output.buffer)
             output.endLine()
             return
         }
-        let held = ByteBuffer(capacity: 256)
-        body(held)
-        held.append(0x0A)
-        slot.pending.append(.lines(held.array, count: 1))
-        holdLine(of: held.count, in: slot)
+        let line = ByteBuffer(capacity: 256)
+        body(line)
+        line.append(0x0A)
+        slot.pending.append(held(line.array))
+        holdLine(of: line.count, in: slot)
     }
 
     private func holdLine(of bytes: Int, in slot: Slot) {
