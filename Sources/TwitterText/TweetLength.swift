@@ -37,6 +37,16 @@ public enum TweetLength {
         return total / scale
     }
 
+    /// Whether `text` weighs more than `limit` whatever it holds, told from
+    /// its count of code points alone, so that a very long text is not
+    /// expanded to four bytes a code point to be counted. Every code point
+    /// weighs at least 23/4096 of a character: a URL of up to 4,096 weighs
+    /// 23, an emoji sequence of up to 10 weighs 2, anything else 1 or 2; and
+    /// NFC joins at most three code points into one.
+    public static func isSurelyLonger(_ text: String, than limit: Int) -> Bool {
+        text.unicodeScalars.count > 600 * (limit + 1)
+    }
+
     /// Whether the text contains a character X refuses (U+FFFE, U+FEFF, U+FFFF).
     public static func hasInvalidCharacter(_ text: String) -> Bool {
         text.unicodeScalars.contains { $0.value == 0xFFFE || $0.value == 0xFEFF || $0.value == 0xFFFF }

@@ -76,6 +76,10 @@ final class TwitterPoster: RecordTool {
         if TweetLength.hasInvalidCharacter(text) {
             throw RecordError(.validation, "text contains a character X refuses (U+FFFE, U+FEFF or U+FFFF)")
         }
+        if let maxLength, TweetLength.isSurelyLonger(text, than: maxLength) {
+            throw RecordError(.validation, "text is \(text.unicodeScalars.count) code points, far over the limit of \(maxLength) "
+                + "by X's weighted count")
+        }
         if let maxLength {
             let length = TweetLength.weightedLength(text)
             if length > maxLength {
