@@ -88,7 +88,9 @@ final class FriendsJob: Job {
             guard (1...15).contains(name.utf8.count),
                   name.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x5F })
             else {
-                throw .input("username must be 1 to 15 letters, digits or underscores (a leading @ is dropped), got \"\(given)\"")
+                // Quoted in part: a record's field may be as long as --max-line.
+                let shown = given.unicodeScalars.count > 40 ? String(given.unicodeScalars.prefix(40)) + "…" : given
+                throw .input("username must be 1 to 15 letters, digits or underscores (a leading @ is dropped), got \"\(shown)\"")
             }
             selector = .username(given: given, name: name)
         case (nil, .some(let id)):

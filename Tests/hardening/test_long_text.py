@@ -48,3 +48,14 @@ def test_a_text_just_within_the_cutoff_is_still_counted(tool, home, limit):
     envelope = json.loads(proc.stdout)
     assert "by X's weighted count, over the limit" in envelope["error"]["message"], envelope["error"]
     assert "far over" not in envelope["error"]["message"], envelope["error"]
+
+
+def test_a_long_username_is_quoted_in_part(tool, home):
+    """tw-friends quoted a refused username whole: one more copy of a line up to --max-line."""
+    name = "a" * (1 << 20)
+    proc = subprocess.run([tool("tw-friends"), "--dry-run", "--max-line", str(2 << 20)],
+                          input=(json.dumps({"username": name}) + "\n").encode(), capture_output=True,
+                          env=clean_env(home, x_credentials()), timeout=30)
+    envelope = json.loads(proc.stdout)
+    message = envelope["error"]["message"]
+    assert envelope["error"]["kind"] == "input" and message.endswith('got "' + "a" * 40 + '…"'), message[:200]
