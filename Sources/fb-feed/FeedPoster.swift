@@ -206,7 +206,7 @@ final class FeedJob: Job {
     /// A Page post's id as Graph writes it, `PAGEID_POSTID` (digits), or a bare id.
     static func isPostID(_ id: String) -> Bool {
         let parts = id.split(separator: "_", omittingEmptySubsequences: false)
-        return parts.count <= 2 && parts.allSatisfy { (1...30).contains($0.utf8.count) && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }
+        return parts.count <= 2 && parts.allSatisfy { Record.isID($0, digits: 1...30) }
     }
 
     /// The created post: `{"id": "PAGEID_POSTID"}` (and any fields asked

@@ -127,16 +127,11 @@ final class FriendsJob: Job {
     /// RFC 3986's reserved characters (gen-delims and sub-delims).
     private static let reserved = Set(":/?#[]@!$&'()*+,;=".utf8)
 
-    /// Whether `text` is a number X would give as an id or a cursor: 1 to 19 digits.
-    static func isDigits(_ text: String) -> Bool {
-        (1...19).contains(text.utf8.count) && text.utf8.allSatisfy { (0x30...0x39).contains($0) }
-    }
-
     /// `cursor` as a string of digits (an integer is taken too; -1 is the start).
     private func cursorField() throws(RecordError) -> String? {
         guard let value = record.fields["cursor"], !value.isNull else { return nil }
         if let number = value.integer, number >= -1 { return number == -1 ? nil : String(number) }
-        guard let text = value.string, text == "-1" || Self.isDigits(text) else {
+        guard let text = value.string, text == "-1" || Record.isID(text) else {
             throw .input("cursor must be a cursor X gave (digits)")
         }
         return text == "-1" ? nil : text
@@ -193,7 +188,7 @@ final class FriendsJob: Job {
         if let step = refreshing?.received(answer) { return step }
         if userID == nil && !lister.legacy {
             // The id goes into the next URL: digits, whoever sent it.
-            guard let id = answer.json?["data"]?["id"]?.string, Self.isDigits(id) else {
+            guard let id = answer.json?["data"]?["id"]?.string, Record.isID(id) else {
                 return .fail(RecordError(.http, "the user lookup's answer has no user id (digits)", status: answer.status))
             }
             userID = id
@@ -227,7 +222,7 @@ final class FriendsJob: Job {
     private func readUsers(_ page: RawJSON) throws(PageProblem) -> (accounts: [Range<Int>], next: String?) {
         let users = try list("data", of: page)
         for user in users {
-            guard page.isObject(user), let id = page.member("id", of: user).flatMap(page.string), Self.isDigits(id) else {
+            guard page.isObject(user), let id = page.member("id", of: user).flatMap(page.string), Record.isID(id) else {
                 throw PageProblem(why: "an account is not a user object with an id")
             }
         }
@@ -246,10 +241,10 @@ final class FriendsJob: Job {
         let ids = try list("ids", of: page)
         for id in ids {
             let digits = page.isString(id) ? page.string(id) : page.withText(id) { String(decoding: $0, as: UTF8.self) }
-            guard let digits, Self.isDigits(digits) else { throw PageProblem(why: "an id is not a string of digits") }
+            guard let digits, Record.isID(digits) else { throw PageProblem(why: "an id is not a string of digits") }
         }
         guard let cursor = page.member("next_cursor_str", of: page.root) else { return (ids, nil) }
-        guard let text = page.string(cursor), Self.isDigits(text) else {
+        guard let text = page.string(cursor), Record.isID(text) else {
             throw PageProblem(why: "its next_cursor_str is not a cursor")
         }
         return (ids, text == "0" ? nil : text)

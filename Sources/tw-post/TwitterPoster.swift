@@ -186,7 +186,7 @@ final class TwitterPoster: RecordTool {
         let created = legacy ? answer.json : answer.json?["data"]
         let id = legacy ? created?["id_str"]?.string : created?["id"]?.string
         // The id goes to the output and into the next post of a thread: digits, whoever sent it.
-        guard let created, let id, (1...19).contains(id.utf8.count), id.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+        guard let created, let id, Record.isID(id) else {
             return .failure(RecordError(.ambiguous, "HTTP \(answer.status) without the created post in its body; the post may exist",
                                         status: answer.status))
         }

@@ -21,8 +21,8 @@ final class HTTPTransfer {
 
     /// Answers larger than this are refused rather than held in memory, and
     /// the record fails (`TransferOutcome.tooLarge`). The largest answers
-    /// read are pages: a thousand X accounts with every user field come to
-    /// about half a megabyte from the sandbox, a few megabytes at most from X.
+    /// read are pages of a list: a thousand accounts with every field come to
+    /// about half a megabyte from the sandbox, a few megabytes at most from a real API.
     static let maximumBody = 16 << 20
 
     init?(request: HTTPRequest, id: Int, timeout: Double, caFile: String?, userAgent: String) {

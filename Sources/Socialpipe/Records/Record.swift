@@ -38,6 +38,12 @@ public struct Record {
         return number
     }
 
+    /// Whether `text` is an id: only digits, as many as `digits` allows. Ids
+    /// from records and from answers alike go into URLs and the output.
+    public static func isID<Text: StringProtocol>(_ text: Text, digits: ClosedRange<Int> = 1...19) -> Bool {
+        digits.contains(text.utf8.count) && text.utf8.allSatisfy { (0x30...0x39).contains($0) }
+    }
+
     /// An id member: digits, given as a string or a non-negative integer (ids
     /// are written as strings, since jq rounds integers above 2^53).
     public func id(_ key: StaticString, digits: ClosedRange<Int> = 1...19) throws(RecordError) -> String? {
@@ -50,7 +56,7 @@ public struct Record {
         } else {
             throw .input("\(key) must be an id (a string of digits)")
         }
-        guard digits.contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+        guard Self.isID(text, digits: digits) else {
             throw .input("\(key) must be an id of \(digits.lowerBound) to \(digits.upperBound) digits, got \"\(text)\"")
         }
         return text

@@ -35,7 +35,7 @@ public enum Clock {
     }
 
     /// A count of seconds as an API writes it in a header or an answer
-    /// (`Retry-After: 120`, `x-rate-limit-reset: 1764580000`): digits, with
+    /// (`Retry-After: 120`, a window's reset `1764580000`): digits, with
     /// perhaps a fraction and an exponent, or `inf`. Nil for anything else:
     /// a sign, NaN, hexadecimal, text. A number too large to be a time comes
     /// out as it is (up to +infinity): it is never a date (`iso8601` is nil)

@@ -107,7 +107,8 @@ public struct CredentialStore {
 /// before it can reach a conversion that would trap.
 public struct CredentialField: Sendable {
     public enum Kind: Sendable { case string, time }
-    /// Its place in a profile: `["twitter", "consumer_key"]`, `["twitter", "oauth2", "expires_at"]`.
+    /// Its place in a profile: the service's section, then keys within it
+    /// (`["section", "key"]`, `["section", "nested", "expires_at"]`).
     public let path: [String]
     public let kind: Kind
 

@@ -101,7 +101,7 @@ public final class XMediaUpload {
         let data = answer.json?["data"]
         switch stage {
         case .initializing:
-            guard let id = data?["id"]?.string, !id.isEmpty, id.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            guard let id = data?["id"]?.string, Record.isID(id) else {
                 return .failure(unreadable(answer, "initialize"))
             }
             mediaID = id
