@@ -358,6 +358,25 @@ def vm_hwm_kib(pid):
     raise AssertionError("no VmHWM for %d" % pid)
 
 
+def peak_rss_while_answering(argv, env, data, lines=1, timeout=30):
+    """Runs argv with `data` on a stdin it keeps open, so that the process lives
+    to be measured once it has written `lines` lines; then closes stdin. Returns
+    (those lines, its peak RSS in KiB (vm_hwm_kib), its exit status, its stderr)."""
+    p = start(argv[0], env, argv[1:])
+    try:
+        p.stdin.write(data)
+        p.stdin.flush()
+        out = [p.stdout.readline() for _ in range(lines)]
+        peak = vm_hwm_kib(p.pid)
+        p.stdin.close()
+        rc = p.wait(timeout=timeout)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return out, peak, rc, p.stderr.read()
+
+
 def settled(fetch, size, quiet=0.3, bound=5):
     """fetch() once size(fetch()) has not changed for `quiet` seconds (at most
     `bound` seconds): a request a run abandoned (stdout closed, a signal) may

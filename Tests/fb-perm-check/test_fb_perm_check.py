@@ -53,7 +53,7 @@ from toolenv import (FB_APP_ID as APP_ID, FB_APP_SECRET as APP_SECRET, FB_APP_TO
 from toolenv import (SANDBOX_SECRETS, Running, assert_fresh_accepted_proofs, assert_no_secrets,
                      assert_no_token_in_urls, assert_usage_error, batch_items, batch_requests, check_api_error_extras,
                      check_graph_error, check_throttled_without_waiting, credentials_path, iso_to_epoch, jl,
-                     parse_envelope, start, throttle_fault, vm_hwm_kib, wait_for_fault_hit, write_private)
+                     parse_envelope, peak_rss_while_answering, throttle_fault, wait_for_fault_hit, write_private)
 
 TOOL = "fb-perm-check"
 FB_TOKEN = USER_TOKEN               # the token of `run` and `fb_env` (conftest) unless a test names another
@@ -964,19 +964,8 @@ def test_a_large_answer_is_read_in_place(bin_path, fb_env, sb):
     made_up = [("made_up_%07d" % i, "granted") for i in range(270_000)]
     body = permissions_answer([("pages_manage_posts", "granted")] + made_up + [("email", "declined")])
     answer_permissions_with(sb, body)
-    p = start(bin_path, fb_env())
-    try:
-        p.stdin.write(jl({"permissions": ["pages_manage_posts", "email", "user_posts"]}, "made_up_0135000"))
-        p.stdin.flush()                       # stdin stays open: the process stays alive to be measured
-        lines = [p.stdout.readline(), p.stdout.readline()]
-        peak = vm_hwm_kib(p.pid)
-        p.stdin.close()
-        rc = p.wait(timeout=10)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-        err = p.stderr.read()
+    lines, peak, rc, err = peak_rss_while_answering(
+        [bin_path], fb_env(), jl({"permissions": ["pages_manage_posts", "email", "user_posts"]}, "made_up_0135000"), lines=2)
     assert_no_secrets(*lines, err, secrets=FB_SECRETS)
     assert rc == 1, err
     table, single_ = [parse_envelope(line) for line in lines]

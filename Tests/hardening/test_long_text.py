@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from toolenv import clean_env, vm_hwm_kib, x_credentials
+from toolenv import clean_env, peak_rss_while_answering, x_credentials
 
 
 def test_a_text_far_over_the_limit_is_refused_without_being_counted(tool, home):
@@ -17,20 +17,9 @@ def test_a_text_far_over_the_limit_is_refused_without_being_counted(tool, home):
         pytest.skip("needs /proc for VmHWM")
     text = "a" * (32 << 20)
     line = (json.dumps({"text": text}) + "\n").encode()
-    p = subprocess.Popen([tool("tw-post"), "--dry-run", "--max-line", str(len(line))], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(home, x_credentials()))
-    try:
-        p.stdin.write(line)
-        p.stdin.flush()                       # stdin stays open: the process stays alive to be measured
-        out = p.stdout.readline()
-        peak = vm_hwm_kib(p.pid)
-        p.stdin.close()
-        rc = p.wait(timeout=30)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert rc == 1, p.stderr.read()
+    [out], peak, rc, err = peak_rss_while_answering([tool("tw-post"), "--dry-run", "--max-line", str(len(line))],
+                                                    clean_env(home, x_credentials()), line)
+    assert rc == 1, err
     envelope = json.loads(out)
     assert envelope["error"]["kind"] == "validation" and "over the limit of 280" in envelope["error"]["message"]
     # The line as read, jansson's string, the echo and the record's String: four times, not eight.

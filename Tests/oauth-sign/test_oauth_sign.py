@@ -1328,20 +1328,8 @@ def test_a_long_line_costs_a_small_multiple_of_its_size(bin_path, home):
     record = {"method": "POST", "url": "https://api.x.com/2/tweets", "content_type": "application/json", "body": body}
     line = jl(record)
     env = clean_env(home, TW_CONSUMER_KEY="ck", TW_CONSUMER_SECRET="cs", TW_ACCESS_TOKEN="t", TW_ACCESS_TOKEN_SECRET="ts")
-    p = subprocess.Popen([bin_path, "--max-line", str(len(line))], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=env)
-    try:
-        p.stdin.write(line)
-        p.stdin.flush()                       # stdin stays open: the process stays alive to be measured
-        out = p.stdout.readline()
-        peak = toolenv.vm_hwm_kib(p.pid)
-        p.stdin.close()
-        rc = p.wait(timeout=30)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert rc == 0, p.stderr.read()
+    [out], peak, rc, err = toolenv.peak_rss_while_answering([bin_path, "--max-line", str(len(line))], env, line)
+    assert rc == 0, err
     [env_] = envelopes(out)
     assert env_["ok"] is True and env_["input"] == record
     assert peak * 1024 <= 3.25 * len(line) + (16 << 20), "peak RSS %.1f MiB for a line of %.1f MiB" % (
