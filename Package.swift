@@ -1,10 +1,14 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// One core module (Socialpipe) over three Debian C libraries, and one
-// executable per command; X's post-length rules (TwitterText) stand apart,
-// needing nothing. The two libraries are products so that the fuzz package
-// (Fuzz/) can build on them. The C libraries are reached through system-library
+// The layers, from the bottom: the C libraries; the core every tool shares
+// (Socialpipe: loop, records, engine, OAuth 1.0a signing, JSON, credentials
+// file), which names no service; one module per service (SocialpipeX,
+// SocialpipeGraph) shared by that service's tools; what only the two
+// interactive tools share (SocialpipeInteractive); and one executable per
+// command, holding what only it uses. X's post-length rules (TwitterText)
+// stand apart, needing nothing. The libraries are products so that the fuzz
+// package (Fuzz/) can build on them. The C libraries are reached through system-library
 // targets; CCurl's shim.h carries typed wrappers for curl's variadic calls,
 // CLinux's for the Linux calls glibc wraps in none (openat2) or a variadic one.
 // The tools are single-threaded; dynamic exclusivity checks on class
@@ -15,7 +19,10 @@ let package = Package(
     name: "socialpipe",
     products: [
         .library(name: "Socialpipe", targets: ["Socialpipe"]),
+        .library(name: "SocialpipeX", targets: ["SocialpipeX"]),
+        .library(name: "SocialpipeGraph", targets: ["SocialpipeGraph"]),
         .library(name: "TwitterText", targets: ["TwitterText"]),
+        .library(name: "TwPostMedia", targets: ["TwPostMedia"]),
         .executable(name: "oauth-sign", targets: ["oauth-sign"]),
         .executable(name: "tw-post", targets: ["tw-post"]),
         .executable(name: "tw-friends", targets: ["tw-friends"]),
@@ -35,20 +42,33 @@ let package = Package(
         // Linux calls glibc has no typed wrapper for (openat2, prctl).
         .systemLibrary(name: "CLinux"),
         .target(name: "Socialpipe", dependencies: ["CCurl", "COpenSSL", "CJansson", "CLinux"], swiftSettings: fastSettings),
-        .executableTarget(name: "oauth-sign", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
+        .target(name: "SocialpipeX", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
+        .target(name: "SocialpipeGraph", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
+        .target(name: "SocialpipeInteractive", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
+        .executableTarget(name: "oauth-sign", dependencies: ["SocialpipeX"], swiftSettings: fastSettings),
         .target(name: "TwitterText", swiftSettings: fastSettings),
-        .executableTarget(name: "tw-post", dependencies: ["Socialpipe", "TwitterText"], swiftSettings: fastSettings,
+        // tw-post's files: opened only inside the media directory, told by
+        // their bytes. A module of the tool's own so that its unit tests (and
+        // the fuzz package) reach it without linking libcurl.
+        .target(name: "TwPostMedia", dependencies: ["Socialpipe", "CLinux"], path: "Sources/tw-post/Media", swiftSettings: fastSettings),
+        .executableTarget(name: "tw-post", dependencies: ["SocialpipeX", "TwitterText", "TwPostMedia"], exclude: ["Media"],
+                          swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),
-        .executableTarget(name: "tw-friends", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
+        .executableTarget(name: "tw-friends", dependencies: ["SocialpipeX"], swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),
-        .executableTarget(name: "fb-feed", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
+        .executableTarget(name: "fb-feed", dependencies: ["SocialpipeGraph"], swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),
-        .executableTarget(name: "fb-perm-check", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
+        .executableTarget(name: "fb-perm-check", dependencies: ["SocialpipeGraph"], swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),
-        .executableTarget(name: "tw-auth", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
+        .executableTarget(name: "tw-auth", dependencies: ["SocialpipeX", "SocialpipeInteractive"], swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),
-        .executableTarget(name: "fb-auth", dependencies: ["Socialpipe"], swiftSettings: fastSettings,
+        .executableTarget(name: "fb-auth", dependencies: ["SocialpipeGraph", "SocialpipeInteractive"], swiftSettings: fastSettings,
                           linkerSettings: [.linkedLibrary("curl")]),
-        .testTarget(name: "SocialpipeTests", dependencies: ["Socialpipe"]),
+        // Tests: one target per layer, over helpers they share.
+        .target(name: "TestSupport", dependencies: ["Socialpipe"], path: "Tests/TestSupport"),
+        .testTarget(name: "SocialpipeTests", dependencies: ["Socialpipe", "TestSupport"]),
+        .testTarget(name: "SocialpipeXTests", dependencies: ["SocialpipeX", "TestSupport"]),
+        .testTarget(name: "SocialpipeGraphTests", dependencies: ["SocialpipeGraph", "TestSupport"]),
+        .testTarget(name: "TwPostTests", dependencies: ["TwPostMedia", "TestSupport"]),
     ]
 )

@@ -21,6 +21,9 @@ let package = Package(
     targets: [
         .target(name: "FuzzTargets", dependencies: [
             .product(name: "Socialpipe", package: "socialpipe"),
+            .product(name: "SocialpipeX", package: "socialpipe"),
+            .product(name: "SocialpipeGraph", package: "socialpipe"),
+            .product(name: "TwPostMedia", package: "socialpipe"),
             .product(name: "TwitterText", package: "socialpipe"),
         ]),
     ] + targets.map { name in

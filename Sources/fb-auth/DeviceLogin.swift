@@ -1,4 +1,6 @@
 import Socialpipe
+import SocialpipeInteractive
+import SocialpipeGraph
 
 /// `fb-auth device`: Facebook Login for Devices (graph-api.md §5.3). The
 /// person enters a code at facebook.com/device while the job polls at the

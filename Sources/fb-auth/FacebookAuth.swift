@@ -1,5 +1,7 @@
 import Glibc
 import Socialpipe
+import SocialpipeInteractive
+import SocialpipeGraph
 
 /// What every fb-auth command shares: where Graph is, the credentials file
 /// and the terminal to ask on.

@@ -1,4 +1,6 @@
 import Socialpipe
+import SocialpipeInteractive
+import SocialpipeGraph
 
 /// `fb-auth pages`: the Pages the profile's user has a role on
 /// (`GET /me/accounts`), one line each; with `--store PAGE_ID`, that Page's

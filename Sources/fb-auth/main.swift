@@ -1,6 +1,8 @@
 // fb-auth: obtains, checks and removes the Facebook credentials the other tools use.
 import Glibc
 import Socialpipe
+import SocialpipeInteractive
+import SocialpipeGraph
 
 let tool = ToolDescription(
     name: "fb-auth",

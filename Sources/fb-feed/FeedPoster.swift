@@ -1,4 +1,5 @@
 import Socialpipe
+import SocialpipeGraph
 
 /// How a record becomes a Page post (`POST /{page}/feed`), checked before
 /// anything is sent: the fields Facebook still reads, a schedule inside its

@@ -1,6 +1,7 @@
 // fb-feed: publishes posts to a Facebook Page, one post per record.
 import Glibc
 import Socialpipe
+import SocialpipeGraph
 
 let tool = ToolDescription(
     name: "fb-feed",

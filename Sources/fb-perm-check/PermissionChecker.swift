@@ -1,4 +1,5 @@
 import Socialpipe
+import SocialpipeGraph
 
 /// How a record becomes an answer to "may this token do X?": the user's
 /// permissions (`GET /{user}/permissions`, one request per credentials and

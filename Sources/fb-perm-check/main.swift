@@ -1,6 +1,7 @@
 // fb-perm-check: does this token hold the permission? Answers in exit statuses.
 import Glibc
 import Socialpipe
+import SocialpipeGraph
 
 let tool = ToolDescription(
     name: "fb-perm-check",

@@ -1,5 +1,6 @@
 import Glibc
 import Socialpipe
+import SocialpipeX
 
 /// A signed request as it is to be sent, for the text formats.
 struct SignedRequest {

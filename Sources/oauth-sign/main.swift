@@ -1,6 +1,7 @@
 // oauth-sign: signs HTTP requests with OAuth 1.0a (RFC 5849), offline.
 import Glibc
 import Socialpipe
+import SocialpipeX
 
 let tool = ToolDescription(
     name: "oauth-sign",

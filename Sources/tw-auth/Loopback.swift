@@ -1,5 +1,7 @@
 import Glibc
 import Socialpipe
+import SocialpipeInteractive
+import SocialpipeX
 
 /// The loopback listener of the OAuth 2.0 flow: it waits on the redirect
 /// URI's port (127.0.0.1 only) for the browser to bring the `code` with the

@@ -1,5 +1,7 @@
 import Glibc
 import Socialpipe
+import SocialpipeInteractive
+import SocialpipeX
 
 /// What every tw-auth command shares: where X is, the credentials file and
 /// the terminal to ask on.
@@ -173,7 +175,7 @@ final class AppJob: Job {
         do throws(RecordError) {
             (key, secret) = try auth.consumer(of: profile)
             return .send(auth.request("POST", "/oauth2/token", form: [Parameter("grant_type", "client_credentials")],
-                                      headers: [XAuthFlows.basic(key, secret)], authorizer: SecretsOf([secret])))
+                                      headers: [OAuth2Token.basicAuthorization(key, secret)], authorizer: SecretsOf([secret])))
         } catch {
             return .fail(error)
         }

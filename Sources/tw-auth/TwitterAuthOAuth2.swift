@@ -1,4 +1,6 @@
 import Socialpipe
+import SocialpipeInteractive
+import SocialpipeX
 
 /// `tw-auth oauth2`: Authorization Code with PKCE (x-api.md §10). The code
 /// lives 30 seconds, so it is exchanged as soon as the redirect brings it.
@@ -66,7 +68,7 @@ final class OAuth2Job: Job {
                         Parameter("redirect_uri", auth.redirect), Parameter("code_verifier", verifier)]
             var headers: [String] = []
             if let clientSecret {
-                headers.append(XAuthFlows.basic(clientID, clientSecret))
+                headers.append(OAuth2Token.basicAuthorization(clientID, clientSecret))
             } else {
                 form.append(Parameter("client_id", clientID))
             }
@@ -229,7 +231,7 @@ final class LogoutJob: Job {
                     var headers: [String] = []
                     var secrets = [token]
                     if let secret = oauth2[field: "client_secret"] {
-                        headers.append(XAuthFlows.basic(id, secret))
+                        headers.append(OAuth2Token.basicAuthorization(id, secret))
                         secrets.append(secret)
                     } else {
                         form.append(Parameter("client_id", id))

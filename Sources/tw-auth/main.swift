@@ -1,6 +1,8 @@
 // tw-auth: obtains, checks and revokes the X credentials the other tools use.
 import Glibc
 import Socialpipe
+import SocialpipeInteractive
+import SocialpipeX
 
 let tool = ToolDescription(
     name: "tw-auth",

@@ -1,4 +1,5 @@
 import Socialpipe
+import SocialpipeX
 
 /// How a record becomes the list of accounts a user follows: the user looked
 /// up when named (once per run), then page after page (v2

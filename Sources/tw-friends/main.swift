@@ -1,6 +1,7 @@
 // tw-friends: lists the accounts a user follows, one line per account.
 import Glibc
 import Socialpipe
+import SocialpipeX
 
 let tool = ToolDescription(
     name: "tw-friends",

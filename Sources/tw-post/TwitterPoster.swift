@@ -1,4 +1,6 @@
 import Socialpipe
+import SocialpipeX
+import TwPostMedia
 import TwitterText
 
 /// How a record becomes a post (`POST /2/tweets`, or `/1.1/statuses/update.json`

@@ -1,6 +1,8 @@
 // tw-post: posts to X, one post per record.
 import Glibc
 import Socialpipe
+import SocialpipeX
+import TwPostMedia
 
 let tool = ToolDescription(
     name: "tw-post",

@@ -1,6 +1,7 @@
 import Glibc
 @testable import Socialpipe
 import Testing
+import TestSupport
 
 // Focused tests of the core's pieces; the tools' behaviour is pinned end to
 // end by the Python suites in Tests/<tool>/.

@@ -1,24 +1,9 @@
 import Glibc
 @testable import Socialpipe
 import Testing
+import TestSupport
 
 // The credentials file as the tools write it: private, whole, and locked.
-
-/// A fresh directory under /tmp, removed by the caller's `defer`.
-func scratchDirectory() -> String {
-    var template = Array("/tmp/credential-file-XXXXXX".utf8CString)
-    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-    return made.map { String(cString: $0) } ?? "/tmp"
-}
-
-func removeTree(_ path: String) {
-    _ = path.withCString { system("rm -rf '" + String(cString: $0) + "'") }
-}
-
-func mode(_ path: String) -> mode_t {
-    var status = stat()
-    return stat(path, &status) == 0 ? status.st_mode & 0o777 : 0
-}
 
 @Suite struct CredentialFileTests {
     @Test func aWriteCreatesAPrivateFileInAPrivateDirectoryAndKeepsWhatItDoesNotTouch() throws {
@@ -76,44 +61,5 @@ func mode(_ path: String) -> mode_t {
         try CredentialFile.replace(path, with: JSON.object())
         chmod(path, 0o644)
         #expect(throws: CredentialFile.Problem.self) { try CredentialFile.read(path) }
-    }
-}
-
-@Suite struct OAuth2TokenTests {
-    @Test func aProfileSectionReadsWithEitherFormOfTimeAndScopes() {
-        guard case .success(let iso) = JSON.parse(#"{"client_id":"c","access_token":"a","refresh_token":"r","expires_at":"2026-12-24T10:00:00Z","scopes":"tweet.read users.read"}"#),
-              case .success(let number) = JSON.parse(#"{"client_id":"c","access_token":"a","expires_at":1798106400,"scopes":["tweet.read","users.read"]}"#),
-              case .success(let incomplete) = JSON.parse(#"{"access_token":"a"}"#) else {
-            Issue.record("bad fixture")
-            return
-        }
-        let first = OAuth2Token(iso)
-        let second = OAuth2Token(number)
-        #expect(first?.expiresAt == 1_798_106_400 && second?.expiresAt == 1_798_106_400)
-        #expect(first?.scopes == "tweet.read users.read" && second?.scopes == "tweet.read users.read")
-        #expect(first?.refreshToken == "r" && second?.refreshToken == nil)
-        #expect(OAuth2Token(incomplete) == nil)
-    }
-}
-
-@Suite struct OAuth2SessionTests {
-    /// A refresh that cannot read the credentials file ends as `auth` and
-    /// leaves the lock free for the next try (or another process).
-    @Test func aRefreshThatCannotReadTheFileLetsGoOfTheLock() throws {
-        let root = scratchDirectory()
-        defer { removeTree(root) }
-        let path = root + "/credentials.json"
-        try CredentialFile.replace(path, with: JSON.object())
-        chmod(path, 0o644)
-        guard case .success(let section) = JSON.parse(#"{"client_id":"c","access_token":"a","refresh_token":"r","expires_at":1}"#),
-              let token = OAuth2Token(section) else {
-            Issue.record("bad fixture")
-            return
-        }
-        let session = OAuth2Session(profile: "p", path: path, token: token)
-        #expect(session.isExpiring)
-        #expect(throws: RecordError.self) { _ = try session.refreshRequest(apiBase: "http://127.0.0.1:9", service: XService()) }
-        let lock = try CredentialFile.lock(path, timeout: 0.1)
-        lock.release()
     }
 }

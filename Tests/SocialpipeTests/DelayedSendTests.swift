@@ -1,6 +1,7 @@
 import Glibc
 @testable import Socialpipe
 import Testing
+import TestSupport
 
 // JobStep.sendAfter: a job asks for its next request to go out only after a
 // wait (fb-auth polling a device login at Graph's interval). The wait is the

@@ -1,67 +1,11 @@
 import Glibc
 @testable import Socialpipe
 import Testing
+import TestSupport
 
 // The loop and the engine driven in-process: records through a pipe, the
 // outcomes into a file, requests answered by a scripted transport.
 
-/// Answers requests as a script says, each after a number of turns of the loop.
-final class ScriptedTransport: Transport {
-    /// The answer to the `count`-th request for a URL (1-based), and how many turns it takes.
-    typealias Script = (_ request: HTTPRequest, _ count: Int) -> (TransferOutcome, turns: Int)
-    private let script: Script
-    private(set) var sent: [HTTPRequest] = []
-    private var counts: [String: Int] = [:]
-    private var pending: [(id: Int, outcome: TransferOutcome, turns: Int)] = []
-
-    init(_ script: @escaping Script) { self.script = script }
-
-    func start(_ request: HTTPRequest, id: Int) -> Bool {
-        sent.append(request)
-        counts[request.url, default: 0] += 1
-        let (outcome, turns) = script(request, counts[request.url] ?? 1)
-        pending.append((id, outcome, turns))
-        return true
-    }
-
-    func cancel(id: Int) { pending.removeAll { $0.id == id } }
-
-    func perform() -> [(id: Int, outcome: TransferOutcome, elapsed: Double)] {
-        for index in pending.indices { pending[index].turns -= 1 }
-        let done = pending.filter { $0.turns <= 0 }
-        pending.removeAll { $0.turns <= 0 }
-        return done.map { ($0.id, $0.outcome, 0) }
-    }
-
-    var nextTimeout: Int? { pending.isEmpty ? nil : 0 }
-
-    func wait(_ descriptors: [pollfd], timeout: Int32) {
-        var descriptors = descriptors
-        _ = poll(&descriptors, nfds_t(descriptors.count), pending.isEmpty ? min(timeout, 50) : 0)
-    }
-
-    /// The requests sent for URLs containing `text`.
-    func sent(containing text: String) -> [HTTPRequest] { sent.filter { $0.url.contains(text) } }
-}
-
-/// JSON answers; 503 is a server failure, other statuses final errors.
-final class PlainService: APIService, Sendable {
-    func readRateLimits(_ response: HTTPResponse, into state: inout RateLimitState) {}
-    func classify(_ response: HTTPResponse, body: ResponseBody) -> ResponseClass {
-        switch response.status {
-        case 200...299: return .success
-        case 503: return .transient(RecordError(.http, "unavailable", status: 503))
-        default: return .failure(RecordError(.http, "HTTP \(response.status)", status: response.status))
-        }
-    }
-}
-
-func answer(_ body: String, status: Int = 200, retryAfter: String? = nil) -> TransferOutcome {
-    .response(HTTPResponse(status: status, headers: retryAfter.map { [("retry-after", $0)] } ?? [], body: Array(body.utf8)))
-}
-
-let testTool = ToolDescription(name: "engine-test", usage: "", summary: "", epilogue: "", primaryField: "name")
-let service = PlainService()
 
 /// A tool whose jobs fetch `pages` pages of `perPage` lines each from `/<name>/<page>`.
 final class PagingTool: RecordTool {

@@ -1,6 +1,7 @@
 import Glibc
 @testable import Socialpipe
 import Testing
+import TestSupport
 
 // The first run, fixed (issue 11): the pieces behind the summary line, the
 // -v response line, the progress line's erasure and fractional --timeout.

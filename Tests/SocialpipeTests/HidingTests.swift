@@ -1,5 +1,6 @@
 @testable import Socialpipe
 import Testing
+import TestSupport
 
 // What dry runs hide (issue 17 §6): a secret where it stands as a value, in
 // every form a request carries it, and nowhere else, so a short secret does

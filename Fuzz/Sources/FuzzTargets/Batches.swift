@@ -1,4 +1,5 @@
 @testable import Socialpipe
+@testable import SocialpipeGraph
 
 /// The Graph batch (`GraphBatching`): any answer body is split without a
 /// crash, into one slot per part when it is an array of parts, else

@@ -1,4 +1,6 @@
 @testable import Socialpipe
+@testable import SocialpipeX
+@testable import SocialpipeGraph
 
 /// The credentials file as the tools read it at start (`CredentialStore`
 /// through `XSetup` and `GraphSetup`), then for each profile a record

@@ -1,4 +1,6 @@
 @testable import Socialpipe
+@testable import SocialpipeX
+@testable import SocialpipeGraph
 
 /// The header parsers (`HTTPResponse.retryAfter`, `Clock.seconds`,
 /// `Clock.epoch`, `Clock.iso8601`, `XService` and `GraphService`

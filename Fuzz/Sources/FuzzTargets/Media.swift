@@ -1,4 +1,5 @@
 @testable import Socialpipe
+@testable import TwPostMedia
 
 /// The media-kind sniffer (`MediaKind.sniff`): it looks at the first 16
 /// bytes only, and names a kind only when those bytes carry that kind's

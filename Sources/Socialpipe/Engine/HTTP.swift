@@ -99,17 +99,26 @@ public struct HTTPRequest: Sendable {
     }
 }
 
+/// A file a request body is read from while it is sent (tw-post's media).
+public protocol BodyFile: AnyObject, Sendable {
+    /// The name shown for it in a dry run.
+    var name: String { get }
+    /// Reads up to `count` bytes at `offset` into `buffer`: the count read
+    /// (0 at the end of the file), or -1 when the file cannot be read.
+    func read(at offset: Int, into buffer: UnsafeMutableRawPointer, count: Int) -> Int
+}
+
 /// A body that is partly a stretch of a file, read while libcurl sends it
 /// (a segment of a media upload): `head`, `count` bytes of `file` from
 /// `offset`, then `tail`. Memory does not grow with the file.
 public struct StreamedBody: Sendable {
     public let head: [UInt8]
-    public let file: OpenFile
+    public let file: any BodyFile
     public let offset: Int
     public let count: Int
     public let tail: [UInt8]
 
-    public init(head: [UInt8], file: OpenFile, offset: Int, count: Int, tail: [UInt8]) {
+    public init(head: [UInt8], file: any BodyFile, offset: Int, count: Int, tail: [UInt8]) {
         self.head = head
         self.file = file
         self.offset = offset

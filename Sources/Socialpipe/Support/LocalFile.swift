@@ -10,6 +10,11 @@ public enum LocalFile {
         public let message: String
         /// errno when opening failed (ENOENT: there is no such file); else 0.
         public let errorNumber: Int32
+
+        public init(message: String, errorNumber: Int32) {
+            self.message = message
+            self.errorNumber = errorNumber
+        }
     }
 
     /// What a file must be to be read.

@@ -1,3 +1,4 @@
+import Socialpipe
 import Glibc
 
 /// The terminal of an interactive command (tw-auth, fb-auth): questions and

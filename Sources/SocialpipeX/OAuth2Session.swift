@@ -1,3 +1,4 @@
+import Socialpipe
 import Glibc
 
 /// An OAuth 2.0 user token of a profile's `twitter.oauth2` section
@@ -11,6 +12,15 @@ public struct OAuth2Token: Sendable {
     /// Epoch seconds; nil when unknown.
     public var expiresAt: Double?
     public var scopes: String?
+
+    /// `Authorization: Basic` of a client id and secret, each percent-encoded
+    /// first, as X's token endpoints want them.
+    public static func basicAuthorization(_ id: String, _ secret: String) -> String {
+        let pair = Array((PercentEncoding.encoded(id) + ":" + PercentEncoding.encoded(secret)).utf8)
+        let encoded = ByteBuffer()
+        pair.withUnsafeBufferPointer { Crypto.base64($0, into: encoded) }
+        return "Authorization: Basic " + String(decoding: encoded.bytes, as: UTF8.self)
+    }
 
     /// The token of a `twitter.oauth2` object; nil without client id and access token.
     public init?(_ section: JSON) {
@@ -108,7 +118,7 @@ public final class OAuth2Session {
         var headers = ["Content-Type: application/x-www-form-urlencoded", "Accept: application/json"]
         if let secret = token.clientSecret {
             // A confidential client authenticates with Basic auth (x-api.md §10).
-            headers.insert(XAuthFlows.basic(token.clientID, secret), at: 0)
+            headers.insert(OAuth2Token.basicAuthorization(token.clientID, secret), at: 0)
         } else {
             form.append(Parameter("client_id", token.clientID))
         }

@@ -1,3 +1,4 @@
+import Socialpipe
 /// Graph batch requests (graph-api.md §9): up to 50 requests travel as one
 /// `POST /` whose form field `batch` lists them; the token and proof are
 /// the outer request's, so no `relative_url` carries a token. The answer is

@@ -1,3 +1,4 @@
+import Socialpipe
 import CLinux
 import Glibc
 
@@ -209,7 +210,7 @@ public final class ConfinedDirectory: Sendable {
 }
 
 /// A regular file open for reading, closed when the last holder lets go.
-public final class OpenFile: Sendable {
+public final class OpenFile: BodyFile {
     public let descriptor: Int32
     /// The name the record gave it.
     public let name: String

@@ -1,3 +1,4 @@
+import Socialpipe
 /// What a picture or video file is, told by its first bytes (never by its
 /// name): the formats X takes.
 public enum MediaKind: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import Socialpipe
 /// Facebook credentials from one source (contract §4): an access token,
 /// and the app's secret (for `appsecret_proof`) and id when given.
 public struct FacebookCredentials: Sendable {

@@ -1,3 +1,6 @@
+import Socialpipe
+import SocialpipeX
+import TwPostMedia
 /// A picture or video on its way to X, checked before anything is sent
 /// (x-api.md §8): its kind by its first bytes, the category it goes under,
 /// and that category's size limit.

@@ -1,6 +1,8 @@
 import Glibc
 @testable import Socialpipe
+@testable import SocialpipeGraph
 import Testing
+import TestSupport
 
 // The Graph API's pieces that need no network: proofs, error classes, usage
 // headers, batches, and the times fb-feed schedules.

@@ -1,3 +1,4 @@
+import Socialpipe
 import Glibc
 
 /// The authorization of a Graph request: the token in an `Authorization:

@@ -1,3 +1,4 @@
+import Socialpipe
 /// What the Graph API's answers mean and what its usage headers say
 /// (../shared/docs/reference/graph-api.md §7, §8), for every Facebook tool.
 /// Errors are told apart by `code`, `error_subcode` and `is_transient`;

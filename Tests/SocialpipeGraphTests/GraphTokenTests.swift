@@ -1,6 +1,8 @@
 import Glibc
 @testable import Socialpipe
+@testable import SocialpipeGraph
 import Testing
+import TestSupport
 
 // What the Graph layer knows of tokens fb-auth obtains: the answers of a
 // device login's polls, a refused app secret, and the warning the Facebook
@@ -83,28 +85,4 @@ import Testing
         let lines = said.split(separator: "\n").filter { $0.contains("expires at \(soon)") }
         #expect(lines.count == 1 && lines[0].hasPrefix("engine-test: the Facebook user token of profile \"work\""), "\(said)")
     }
-}
-
-/// What `body` writes on fd 2.
-func capturingStandardError(_ body: () throws -> Void) throws -> String {
-    var ends: [Int32] = [0, 0]
-    #expect(pipe(&ends) == 0)
-    let saved = dup(2)
-    dup2(ends[1], 2)
-    close(ends[1])
-    defer {
-        dup2(saved, 2)
-        close(saved)
-        close(ends[0])
-    }
-    try body()
-    dup2(saved, 2)
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let count = read(ends[0], &chunk, chunk.count)
-        if count <= 0 { break }
-        bytes += chunk[..<count]
-    }
-    return String(decoding: bytes, as: UTF8.self)
 }

@@ -1,3 +1,4 @@
+import Socialpipe
 /// What every Facebook tool settles before reading its first record: where
 /// the API is, which version it speaks, and whose token authorizes. Usage
 /// errors (a bad API base or version) come before configuration errors (no

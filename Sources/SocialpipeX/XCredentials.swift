@@ -1,3 +1,4 @@
+import Socialpipe
 /// X credentials from one source (contract §4).
 public struct TwitterCredentials: Sendable {
     public var consumerKey: String?

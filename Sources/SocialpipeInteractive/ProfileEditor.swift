@@ -1,3 +1,4 @@
+import Socialpipe
 /// What the interactive tools (tw-auth, fb-auth) share: one service's
 /// section of a profile in the credentials file, read as the file holds it
 /// now and changed through the locked, atomic writer, values taken from the

@@ -1,3 +1,4 @@
+import Socialpipe
 /// What every X tool settles before reading its first record: where the API
 /// is and whose credentials sign. Usage errors (a bad API base) come before
 /// configuration errors (no credentials), as contract §3 orders them.

@@ -1,3 +1,4 @@
+import Socialpipe
 /// The pieces of X's authorization flows (x-api.md §9.5, §10) that `tw-auth`
 /// runs: OAuth 1.0a signing before there is an access token (the PIN
 /// flow), Basic client authentication, PKCE, and the endpoints' answers.
@@ -39,14 +40,6 @@ public enum XAuthFlows {
         }
     }
 
-    /// `Authorization: Basic` of a client id and secret, each percent-encoded
-    /// first, as X's token endpoints want them.
-    public static func basic(_ id: String, _ secret: String) -> String {
-        let pair = Array((PercentEncoding.encoded(id) + ":" + PercentEncoding.encoded(secret)).utf8)
-        let encoded = ByteBuffer()
-        pair.withUnsafeBufferPointer { Crypto.base64($0, into: encoded) }
-        return "Authorization: Basic " + String(decoding: encoded.bytes, as: UTF8.self)
-    }
 
     /// A PKCE verifier (64 URL-safe characters) and its S256 challenge.
     public static func pkce(_ crypto: Crypto) -> (verifier: String, challenge: String) {

@@ -1,3 +1,4 @@
+import Socialpipe
 /// The `Authorization` of an X request: OAuth 1.0a user context when the
 /// credentials have it complete, else the profile's OAuth 2.0 user token
 /// (refreshed by its session), else a bearer token. Signed for each

@@ -1,3 +1,4 @@
+import Socialpipe
 /// What X's answers mean and what its rate-limit headers say
 /// (../shared/docs/reference/x-api.md §5, §6), for every X tool.
 public final class XService: APIService {
