@@ -5,9 +5,6 @@ import Glibc
 /// Every message on stderr goes through `Diagnostics.say`, which erases the
 /// line first; `show` draws it again after.
 struct ProgressLine {
-    /// Back to the line's start, and clear to its end.
-    static let erase = "\r\u{1B}[K"
-
     private let tool: String
     private let forced: Bool
     private let allowed: Bool
@@ -56,7 +53,7 @@ struct ProgressLine {
 
     func clear() {
         guard isVisible else { return }
-        var text = Self.erase
+        var text = Diagnostics.progressLineErasure
         _ = text.withUTF8 { writeAll(fd: 2, $0) }
         Diagnostics.progressLineShown = false
     }

@@ -8,6 +8,8 @@ public enum Diagnostics {
     /// erases it in the same write, so that no message lands on its end, and
     /// the loop draws it again on its next turn.
     nonisolated(unsafe) static var progressLineShown = false
+    /// Back to the line's start, and clear to its end: what erases the progress line.
+    static let progressLineErasure = "\r\u{1B}[K"
 
     /// Writes `TOOL: message` and a newline to fd 2. Control characters in
     /// the message (which may quote a record) are written as escapes, so that
@@ -20,7 +22,7 @@ public enum Diagnostics {
 
     /// What `say` writes: the message's line, after the erasure of the progress line when it is shown.
     static func line(_ message: String, erasingProgressLine: Bool) -> String {
-        (erasingProgressLine ? ProgressLine.erase : "") + toolName + ": " + escapingControlCharacters(message) + "\n"
+        (erasingProgressLine ? progressLineErasure : "") + toolName + ": " + escapingControlCharacters(message) + "\n"
     }
 
     /// `text` with C0 and C1 control characters and DEL as `\n`, `\r`, `\t` or `\u{…}`.
