@@ -59,8 +59,7 @@ public final class Terminal {
         var line: [UInt8] = []
         var byte: UInt8 = 0
         while true {
-            let count = read(descriptor, &byte, 1)
-            if count < 0 && errno == EINTR { continue }
+            let count = retryingOnInterrupt { read(descriptor, &byte, 1) }
             if count <= 0 { return line.isEmpty ? nil : Self.trimmed(line) }
             if byte == 0x0A { return Self.trimmed(line) }
             if line.count < 65536 { line.append(byte) }
@@ -75,15 +74,7 @@ public final class Terminal {
 
     private static func write(_ descriptor: Int32, _ text: String) {
         var text = text
-        text.withUTF8 { bytes in
-            var done = 0
-            while done < bytes.count {
-                let count = Glibc.write(descriptor, bytes.baseAddress! + done, bytes.count - done)
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { return }
-                done += count
-            }
-        }
+        _ = text.withUTF8 { writeAll(fd: descriptor, $0) }
     }
 }
 

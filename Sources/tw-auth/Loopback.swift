@@ -117,9 +117,9 @@ struct Loopback {
     /// the oldest open one is closed, so a flood cannot shut the browser out.
     private func accept(into clients: inout [Client], deadline: Double) {
         while true {
-            let client = Glibc.accept(socket, nil, nil)
+            let client = retryingOnInterrupt { Glibc.accept(socket, nil, nil) }
             if client < 0 {
-                if errno == ECONNABORTED || errno == EINTR { continue }
+                if errno == ECONNABORTED { continue }
                 return
             }
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
@@ -134,8 +134,8 @@ struct Loopback {
     /// connection closed or failed first, or the head outgrew `requestLimit`.
     private static func receive(_ client: inout Client) -> [UInt8]? {
         var chunk = [UInt8](repeating: 0, count: 4096)
-        let count = recv(client.socket, &chunk, chunk.count, Int32(MSG_DONTWAIT))
-        if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return nil }
+        let count = retryingOnInterrupt { recv(client.socket, &chunk, chunk.count, Int32(MSG_DONTWAIT)) }
+        if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return nil }
         guard count > 0 else { return client.received }
         if client.refused { return nil }
         client.received += chunk[..<count]

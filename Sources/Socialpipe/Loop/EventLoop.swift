@@ -171,7 +171,7 @@ public final class EventLoop {
         if let engine {
             engine.wait(descriptors, timeout: engine.waitMilliseconds(tick: tick))
         } else {
-            while poll(&descriptors, nfds_t(descriptors.count), -1) < 0 && errno == EINTR {}
+            _ = retryingOnInterrupt { poll(&descriptors, nfds_t(descriptors.count), -1) }
         }
         checkOutputReader()
         if let signals, let number = signals.take() { interrupt(number) }

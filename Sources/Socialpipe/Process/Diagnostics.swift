@@ -72,20 +72,3 @@ public enum StartupError: Error, Sendable {
         }
     }
 }
-
-/// write(2) until every byte is written; EINTR retried. Returns errno on failure, 0 on success.
-@discardableResult
-public func writeAll(fd: Int32, _ bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
-    guard var pointer = bytes.baseAddress else { return 0 }
-    var remaining = bytes.count
-    while remaining > 0 {
-        let written = write(fd, pointer, remaining)
-        if written < 0 {
-            if errno == EINTR { continue }
-            return errno
-        }
-        pointer += written
-        remaining -= written
-    }
-    return 0
-}

@@ -94,18 +94,13 @@ public final class LineReader {
         // the line limit; past it the line is skipped instead).
         let room = max(buffer.freeCapacity, buffer.count)
         let destination = buffer.reserve(room)
-        while true {
-            let count = read(fd, destination, buffer.freeCapacity)
-            if count > 0 {
-                buffer.advance(by: count)
-                return
-            }
-            if count == 0 { reachedEnd = true; return }
-            if errno == EINTR { continue }
-            readError = errno
-            reachedEnd = true
+        let count = retryingOnInterrupt { read(fd, destination, buffer.freeCapacity) }
+        if count > 0 {
+            buffer.advance(by: count)
             return
         }
+        if count < 0 { readError = errno }
+        reachedEnd = true
     }
 
     /// The next complete line, or nil when more input is needed. After the

@@ -41,8 +41,8 @@ public enum CredentialFile {
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { throw Problem(message: "cannot open \(lockPath): \(String(cString: strerror(errno)))") }
         let deadline = Clock.monotonic() + timeout
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR, Clock.monotonic() < deadline else {
+        while retryingOnInterrupt({ flock(descriptor, LOCK_EX | LOCK_NB) }) != 0 {
+            guard errno == EWOULDBLOCK, Clock.monotonic() < deadline else {
                 close(descriptor)
                 throw Problem(message: "\(path) is locked by another process (waited \(Int(timeout)) s)")
             }
@@ -78,21 +78,16 @@ public enum CredentialFile {
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard descriptor >= 0 else { throw Problem(message: "cannot write in \(folder): \(String(cString: strerror(errno)))") }
         let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        func fail(_ what: String) -> Problem {
-            let problem = Problem(message: "cannot write \(path): \(what): \(String(cString: strerror(errno)))")
+        func fail(_ what: String, errorNumber: Int32 = errno) -> Problem {
+            let problem = Problem(message: "cannot write \(path): \(what): \(String(cString: strerror(errorNumber)))")
             close(descriptor)
             unlink(temporary)
             return problem
         }
         let text = Array((document.dumped(indent: 2) + "\n").utf8)
         guard fchmod(descriptor, 0o600) == 0 else { throw fail("chmod") }
-        var written = 0
-        while written < text.count {
-            let count = text[written...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { throw fail("write") }
-            written += count
-        }
+        let failure = text.withUnsafeBufferPointer { writeAll(fd: descriptor, $0) }
+        guard failure == 0 else { throw fail("write", errorNumber: failure) }
         guard fsync(descriptor) == 0 else { throw fail("fsync") }
         close(descriptor)
         guard rename(temporary, target) == 0 else {

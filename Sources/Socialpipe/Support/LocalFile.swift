@@ -63,8 +63,7 @@ public enum LocalFile {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
-            let count = Glibc.read(descriptor, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
+            let count = retryingOnInterrupt { Glibc.read(descriptor, &chunk, chunk.count) }
             if count < 0 {
                 throw Refusal(message: "cannot read \(path): \(String(cString: strerror(errno)))", errorNumber: 0)
             }

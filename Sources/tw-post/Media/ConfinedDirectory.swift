@@ -114,8 +114,10 @@ public final class ConfinedDirectory: Sendable {
     /// `..` was resolved) is tried again a few times.
     private func beneath(_ name: String, flags: Int32) -> Int32 {
         for _ in 0..<8 {
-            let descriptor = sp_openat2(root, name, UInt64(flags), UInt64(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS))
-            if descriptor >= 0 || (errno != EAGAIN && errno != EINTR) { return descriptor }
+            let descriptor = retryingOnInterrupt {
+                sp_openat2(root, name, UInt64(flags), UInt64(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS))
+            }
+            if descriptor >= 0 || errno != EAGAIN { return descriptor }
         }
         return -1
     }
@@ -228,11 +230,7 @@ public final class OpenFile: BodyFile {
     /// Reads up to `count` bytes at `offset` into `buffer`: the count read
     /// (0 at the end of the file), or -1 when the file cannot be read.
     public func read(at offset: Int, into buffer: UnsafeMutableRawPointer, count: Int) -> Int {
-        while true {
-            let got = pread(descriptor, buffer, count, off_t(offset))
-            if got < 0 && errno == EINTR { continue }
-            return got
-        }
+        retryingOnInterrupt { pread(descriptor, buffer, count, off_t(offset)) }
     }
 
     /// The first `count` bytes (fewer for a shorter file).
