@@ -97,6 +97,12 @@ func kind(_ verdict: ResponseClass) -> String {
                                       crypto: Crypto()) == "c3ecd80faa01249153ec3cdc59c94471f722ecbfe7322b040bd7c093bfc7b72c")
     }
 
+    @Test func theServiceHasLogsHideTheProof() {
+        _ = GraphService()
+        #expect(Redaction.redactedURL("https://graph.example/v27.0/me?appsecret_proof=c3ec&appsecret_time=1700000000")
+                == "https://graph.example/v27.0/me?appsecret_proof=[redacted]&appsecret_time=1700000000")
+    }
+
     @Test func theTokenTravelsInAHeaderAndTheProofInTheQuery() throws {
         let credentials = FacebookCredentials(accessToken: "page-token", appSecret: "secret", origin: "test")
         let authorizer = try GraphAuthorizer(credentials, crypto: Crypto())

@@ -292,6 +292,14 @@ func base64(_ bytes: [UInt8]) -> String {
         let oauth = "Authorization: OAuth oauth_consumer_key=\"k\""
         #expect(Redaction.redactedHeader(oauth, secretNames: ["authorization"]) == oauth)
     }
+
+    @Test func urlsHideTheParametersAServiceNames() {
+        // A name no service registers: the core alone hides only names that say secret.
+        let url = "https://g.example/v1/me?core_test_proof=abc&fields=id"
+        #expect(Redaction.redactedURL(url) == url)
+        Redaction.hideParameter("core_test_proof")
+        #expect(Redaction.redactedURL(url) == "https://g.example/v1/me?core_test_proof=[redacted]&fields=id")
+    }
 }
 
 @Suite struct UTF8ValidationTests {
