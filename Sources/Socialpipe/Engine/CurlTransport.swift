@@ -62,8 +62,8 @@ final class HTTPTransfer {
             // itself, rewinding the body first. The seek callback refuses that
             // rewind once the body has gone out, so the transfer fails instead:
             // a post that may have been applied is never sent twice, and any
-            // other request goes again through the engine, signed afresh (X
-            // refuses an OAuth 1.0a nonce it has seen).
+            // other request goes again through the engine, signed afresh (a
+            // server refuses an OAuth 1.0a nonce it has seen, RFC 5849 §3.3).
             sp_easy_setopt_pointer(handle, CURLOPT_READDATA, context)
             sp_easy_setopt_read_callback(handle, CURLOPT_READFUNCTION) { buffer, size, count, context in
                 guard let buffer, let context else { return 0 }

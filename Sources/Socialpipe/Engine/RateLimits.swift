@@ -1,7 +1,7 @@
 /// What an API's rate-limit headers say about one endpoint and credential:
-/// a short window (X's 15 minutes; Graph's time to regain access) and a long
-/// cap (X's 24 hours). Filled by the API's `APIService`; a missing header
-/// means unknown, never zero.
+/// a short window (minutes, or a time until access is regained) and a long
+/// cap (a day). Filled by the API's `APIService`; a missing header means
+/// unknown, never zero.
 public struct RateLimitState: Sendable {
     /// Requests left in the current window, and when it resets (epoch seconds).
     public var remaining: Int?
@@ -10,7 +10,7 @@ public struct RateLimitState: Sendable {
     public var capRemaining: Int?
     public var capReset: Double?
     /// The least time between two requests (seconds) while usage runs close
-    /// to the limit (Graph above 90 %); nil when requests need no spacing.
+    /// to the limit (as the service judges it); nil when requests need no spacing.
     public var spacing: Double?
 
     public init() {}

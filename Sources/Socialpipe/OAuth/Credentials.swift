@@ -163,7 +163,7 @@ public enum Environment {
 /// Settled once; each service says how its variables and section read.
 public final class CredentialSource<Credentials> {
     private let store: CredentialStore
-    /// The service's section of a profile (`twitter`, `facebook`).
+    /// The service's section of a profile, named by the service.
     private let section: String
     /// The credentials in a profile's section, when it has them.
     private let readProfile: (_ section: JSON, _ name: String) -> Credentials?

@@ -67,7 +67,7 @@ public struct OAuth1Signature: Sendable {
 
 /// Signs requests.
 public enum OAuth1 {
-    /// A fresh nonce: 32 hex characters from the CSPRNG (X requires ASCII).
+    /// A fresh nonce: 32 hex characters from the CSPRNG (servers may take nothing but ASCII).
     public static func makeNonce(_ crypto: Crypto) -> String {
         let nonce = ByteBuffer(capacity: 32)
         crypto.appendRandomHex(16, to: nonce)
