@@ -354,8 +354,8 @@ public final class Engine {
             if exchange.notBefore > now || nextAllowed(key, state) > now {
                 // Keep order within an endpoint, and keep a backoff (a throttled
                 // token) for every request on it: later ones wait behind this one.
-                // A wait the job asked for (an upload's status after the time X
-                // gave) holds up no other request that may go in any order.
+                // A wait the job asked for (an upload's status after the time the
+                // API gave) holds up no other request that may go in any order.
                 let ownWait = exchange.waitIsTheJobs && exchange.spec.idempotent && nextAllowed(key, state) <= now
                 if !ownWait { heldKeys.insert(key) }
                 index += 1

@@ -290,14 +290,14 @@ public enum TransferOutcome: Sendable {
     case tooLarge(status: Int, limit: Int)
 }
 
-/// What an API's answers mean: X and Graph each have one, shared by their
-/// tools; the engine itself never names a service.
+/// What an API's answers mean: each service has one, shared by its tools;
+/// the engine itself never names a service.
 public protocol APIService: AnyObject {
     /// Reads the rate-limit headers of `response` into `state`.
     func readRateLimits(_ response: HTTPResponse, into state: inout RateLimitState)
     /// What `response` means; its body is parsed only if the service reads it.
     func classify(_ response: HTTPResponse, body: ResponseBody) -> ResponseClass
-    /// What `--verbose` adds to a response's line (Graph: the API version served).
+    /// What `--verbose` adds to a response's line (such as the API version served).
     func verboseDetail(_ response: HTTPResponse) -> String?
 }
 
@@ -317,7 +317,7 @@ public enum ResponseClass {
     /// Throttled: the request was not applied. `capped` when waiting for the
     /// window's reset does not help (a usage cap).
     case rateLimited(RecordError, capped: Bool)
-    /// The credentials are throttled as a whole (Graph): the request was not
+    /// The credentials are throttled as a whole: the request was not
     /// applied; the engine waits as the rate-limit state says, else backs
     /// off, and once it gives up, later requests on the same credentials
     /// fail without being sent.
@@ -332,8 +332,8 @@ public enum ResponseClass {
     }
 }
 
-/// Gathers several jobs' requests into one and splits its answer (a Graph
-/// batch): the hook fb-feed uses. A batch goes out when it is full, when
+/// Gathers several jobs' requests into one and splits its answer (an API's
+/// batch request): the hook fb-feed uses. A batch goes out when it is full, when
 /// input pauses, or at its end.
 public protocol Batching: AnyObject {
     /// The most requests one batch carries.
@@ -349,7 +349,7 @@ public protocol Batching: AnyObject {
 public enum BatchSlot {
     /// Its own response, judged by its service like any other.
     case response(HTTPResponse)
-    /// The API did not complete it (Graph's `null`): nothing was applied,
+    /// The API did not complete it (a `null` slot): nothing was applied,
     /// and it may be sent once more.
     case notCompleted
 }
