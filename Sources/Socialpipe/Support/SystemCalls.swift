@@ -5,10 +5,10 @@ import Glibc
 /// the one place where an interrupted call is retried. Returns its first
 /// other answer, errno as that call left it.
 @inlinable @inline(__always)
-public func retryingOnInterrupt<Answer: SignedInteger>(_ call: () -> Answer) -> Answer {
+public func retryingOnInterrupt<Value: SignedInteger>(_ call: () -> Value) -> Value {
     while true {
-        let answer = call()
-        if answer >= 0 || errno != EINTR { return answer }
+        let value = call()
+        if value >= 0 || errno != EINTR { return value }
     }
 }
 
