@@ -98,6 +98,11 @@ public enum Redaction {
     /// and holds no `"`; after a secret's key it opens the value; elsewhere
     /// it is an apostrophe (`it's`) and hides nothing that follows.
     public static func redactedRaw(_ line: [UInt8]) -> [UInt8] {
+        line.withUnsafeBufferPointer { text in text.baseAddress.map { redactedRaw(line, base: $0) } ?? [] }
+    }
+
+    /// `redactedRaw` of `line`, whose bytes are at `base`.
+    private static func redactedRaw(_ line: [UInt8], base: UnsafePointer<UInt8>) -> [UInt8] {
         let count = line.count
         var output: [UInt8] = []
         output.reserveCapacity(count)
@@ -106,14 +111,7 @@ public enum Redaction {
         /// The index just past a string starting at `start` (its opening
         /// quote, `"` or `'`); `count` when unclosed.
         func stringEnd(_ start: Int) -> Int {
-            let quote = line[start]
-            var position = start + 1
-            while position < count {
-                if line[position] == 0x5C { position += 2; continue }
-                if line[position] == quote { return position + 1 }
-                position += 1
-            }
-            return count
+            JSONScan.stringEnd(base, from: start + 1, count: count, quote: line[start])
         }
         /// Whether the `'` at `start` opens a string: where a key or value
         /// could start, and closed before the line ends.
@@ -133,35 +131,19 @@ public enum Redaction {
         while index < count {
             let byte = line[index]
             if secretValueNext && !JSONScan.isWhitespace(byte) {
-                switch byte {
-                case 0x22, 0x27:
-                    index = stringEnd(index)
-                case 0x7B, 0x5B:
-                    // An object or array: skip to its matching close, strings included.
-                    var depth = 0
-                    while index < count {
-                        let inner = line[index]
-                        if inner == 0x22 || inner == 0x27 { index = stringEnd(index); continue }
-                        if inner == 0x7B || inner == 0x5B { depth += 1 }
-                        if inner == 0x7D || inner == 0x5D { depth -= 1 }
-                        index += 1
-                        if depth == 0 { break }
-                    }
-                case 0x2C, 0x7D, 0x5D:
+                if byte == 0x2C || byte == 0x7D || byte == 0x5D {
                     // No value where one was due: nothing to hide.
                     secretValueNext = false
                     continue
-                default:
-                    while index < count, !JSONScan.isWhitespace(line[index]), ![0x2C, 0x7D, 0x5D].contains(line[index]) { index += 1 }
                 }
+                index = JSONScan.valueEnd(base, from: index, count: count)
                 redactValue()
                 continue
             }
             if byte == 0x22 || (byte == 0x27 && opensSingleQuotedString(index)) {
                 let end = stringEnd(index)
                 output += line[index..<end]
-                var after = end
-                while after < count && JSONScan.isWhitespace(line[after]) { after += 1 }
+                let after = JSONScan.skipSpace(base, from: end, count: count)
                 // A key is followed by `:`; in a broken line perhaps directly by its value.
                 if after < count && [0x3A, 0x22, 0x27].contains(line[after]) && end > index + 1 && line[end - 1] == byte {
                     let name = decodedKey(line[(index + 1)..<(end - 1)])

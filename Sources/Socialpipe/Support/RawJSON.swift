@@ -18,7 +18,7 @@ public struct RawJSON {
     /// The value of member `key` of the object at `object`, or nil.
     public func member(_ key: StaticString, of object: Range<Int>) -> Range<Int>? {
         bytes.withUnsafeBufferPointer { text in
-            Walker(text).firstMember(of: object) { name in
+            Walker(text)?.firstMember(of: object) { name in
                 if RawBytes.equal(UnsafeBufferPointer(rebasing: text[name]), key) { return true }
                 // A name written with escapes (`\u0064ata`) is the name it spells, as jansson reads it.
                 guard text[name].contains(0x5C), let spelt = string((name.lowerBound - 1)..<(name.upperBound + 1)) else { return false }
@@ -30,7 +30,7 @@ public struct RawJSON {
 
     /// The elements of the array at `array` (empty for another kind).
     public func elements(of array: Range<Int>) -> [Range<Int>] {
-        bytes.withUnsafeBufferPointer { Walker($0).elements(of: array) }
+        bytes.withUnsafeBufferPointer { Walker($0)?.elements(of: array) ?? [] }
     }
 
     /// Whether the value at `range` is an object.
@@ -69,52 +69,22 @@ public struct RawJSON {
 /// Walks a text already checked: members and elements by position.
 private struct Walker {
     let text: UnsafeBufferPointer<UInt8>
-    init(_ text: UnsafeBufferPointer<UInt8>) { self.text = text }
+    let base: UnsafePointer<UInt8>
 
-    func skipSpace(_ index: Int) -> Int {
-        var index = index
-        while index < text.count, JSONScan.isWhitespace(text[index]) {
-            index += 1
-        }
-        return index
+    /// Nil for an empty text, which no checked text is.
+    init?(_ text: UnsafeBufferPointer<UInt8>) {
+        guard let base = text.baseAddress else { return nil }
+        self.text = text
+        self.base = base
     }
+
+    func skipSpace(_ index: Int) -> Int { JSONScan.skipSpace(base, from: index, count: text.count) }
 
     /// The end of the value starting at `index`.
-    func valueEnd(_ index: Int) -> Int {
-        switch text[index] {
-        case 0x22:
-            return stringEnd(index)
-        case 0x7B, 0x5B:
-            var depth = 0
-            var position = index
-            while position < text.count {
-                let byte = text[position]
-                if byte == 0x22 {
-                    position = stringEnd(position)
-                    continue
-                }
-                if byte == 0x7B || byte == 0x5B { depth += 1 }
-                if byte == 0x7D || byte == 0x5D {
-                    depth -= 1
-                    if depth == 0 { return position + 1 }
-                }
-                position += 1
-            }
-            return text.count
-        default:
-            var position = index
-            while position < text.count, ![0x2C, 0x7D, 0x5D].contains(text[position]), !JSONScan.isWhitespace(text[position]) {
-                position += 1
-            }
-            return position
-        }
-    }
+    func valueEnd(_ index: Int) -> Int { JSONScan.valueEnd(base, from: index, count: text.count) }
 
     /// The end of the string whose opening quote is at `index`.
-    func stringEnd(_ index: Int) -> Int {
-        guard let base = text.baseAddress else { return text.count }
-        return JSONScan.stringEnd(base, from: index + 1, count: text.count)
-    }
+    func stringEnd(_ index: Int) -> Int { JSONScan.stringEnd(base, from: index + 1, count: text.count) }
 
     /// The value of the first member of `object` whose name (its text between the quotes) `matches`.
     func firstMember(of object: Range<Int>, where matches: (Range<Int>) -> Bool) -> Range<Int>? {
@@ -214,9 +184,7 @@ private struct Checker {
     }
 
     mutating func skipSpace() {
-        while index < bytes.count, JSONScan.isWhitespace(bytes[index]) {
-            index += 1
-        }
+        if let base = bytes.baseAddress { index = JSONScan.skipSpace(base, from: index, count: bytes.count) }
     }
 
     mutating func value() -> Bool {
