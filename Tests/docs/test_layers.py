@@ -3,14 +3,15 @@
 The core, Sources/Socialpipe, is in folders, and FLOORS lists them from the
 bottom up. A floor uses only the floors below it:
 
-- Support: bytes, JSON (reading, checking, writing), percent-encoding, UTF-8,
-  files, the clock, system calls (EINTR retried in one place).
+- Support: bytes, JSON (one scanner; reading, checking, writing),
+  percent-encoding, UTF-8, spelling, the clock, system calls (EINTR retried
+  in one place), files (the credentials file, a CA bundle).
 - Process: what every command has: options and `ToolMain`, messages on
   stderr, start-up errors, exit statuses, the standard streams, the writer of
   stdout.
 - Records: lines and records, record errors, redaction, the ordered output.
-- OAuth: credentials (file, profiles, environment), the API base, crypto,
-  OAuth 1.0a signing.
+- OAuth: a record's credentials (profiles, the environment), the API base,
+  crypto, OAuth 1.0a signing.
 - Engine: a record's job and its requests, their transport and retries.
 - Loop: the one loop every tool runs, signals, the progress line.
 
