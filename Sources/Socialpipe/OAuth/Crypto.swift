@@ -230,11 +230,6 @@ public final class RSAPrivateKey {
     deinit { EVP_PKEY_free(key) }
 
     /// RSASSA-PKCS1-v1_5 over SHA-1 (RFC 5849 §3.4.3).
-    public func signSHA1(_ message: [UInt8]) -> [UInt8]? {
-        message.withUnsafeBufferPointer { signSHA1($0) }
-    }
-
-    /// RSASSA-PKCS1-v1_5 over SHA-1 (RFC 5849 §3.4.3).
     public func signSHA1(_ message: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         guard let context = EVP_MD_CTX_new() else { return nil }
         defer { EVP_MD_CTX_free(context) }
