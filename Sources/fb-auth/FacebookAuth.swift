@@ -6,7 +6,7 @@ import SocialpipeGraph
 /// What every fb-auth command shares: where Graph is, the credentials file
 /// and the terminal to ask on.
 final class FacebookAuth: RecordTool {
-    enum Command: String { case device, exchange, pages, status, logout }
+    enum Command: String, CaseIterable { case device, exchange, pages, status, logout }
 
     let command: Command
     /// The API base and version: `https://graph.facebook.com/v27.0`.

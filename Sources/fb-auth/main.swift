@@ -25,7 +25,7 @@ let tool = ToolDescription(
     See fb-auth(1).
     """,
     primaryField: nil,
-    commands: ["device", "exchange", "pages", "status", "logout"])
+    commands: FacebookAuth.Command.allCases.map(\.rawValue))
 
 let allOption = OptionSpec("all", help: "status: check every profile of the file")
 let scopesOption = OptionSpec("scopes", value: "LIST",
@@ -37,8 +37,7 @@ let status = ToolMain.run(tool, options: [
     allOption, scopesOption, storeOption, GraphSetup.versionOption,
     CommonOptions.profile, CommonOptions.credentials, apiBaseOption,
     CommonOptions.cacert, CommonOptions.timeout, CommonOptions.verbose, CommonOptions.help, CommonOptions.version,
-]) { arguments throws(StartupError) in
-    guard let command = arguments.positional.first.flatMap(FacebookAuth.Command.init) else { return .usage }
+]) { (command: FacebookAuth.Command, arguments) throws(StartupError) in
     let versionRoot = try GraphSetup.versionRoot(arguments)
     if arguments.isSet(allOption) && command != .status { throw .usage("--all: only for status") }
     if arguments.isSet(allOption) && arguments.isSet(CommonOptions.profile) { throw .usage("give --profile or --all, not both") }

@@ -6,7 +6,7 @@ import SocialpipeX
 /// What every tw-auth command shares: where X is, the credentials file and
 /// the terminal to ask on.
 final class TwitterAuth: RecordTool {
-    enum Command: String { case pin, oauth2, app, status, logout }
+    enum Command: String, CaseIterable { case pin, oauth2, app, status, logout }
 
     let command: Command
     let apiBase: String

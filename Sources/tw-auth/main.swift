@@ -23,7 +23,7 @@ let tool = ToolDescription(
     token invalid, 2 usage error, 3 configuration error. See tw-auth(1).
     """,
     primaryField: nil,
-    commands: ["pin", "oauth2", "app", "status", "logout"])
+    commands: TwitterAuth.Command.allCases.map(\.rawValue))
 
 let allOption = OptionSpec("all", help: "status: check every profile of the file")
 let accessOption = OptionSpec("access", value: "LEVEL", choices: ["read", "write"],
@@ -39,8 +39,7 @@ let status = ToolMain.run(tool, options: [
     allOption, accessOption, scopesOption, clientIDOption, redirectOption, noBrowserOption,
     CommonOptions.profile, CommonOptions.credentials, CommonOptions.apiBase(help: XSetup.apiBaseHelp),
     CommonOptions.cacert, CommonOptions.timeout, CommonOptions.verbose, CommonOptions.help, CommonOptions.version,
-]) { arguments throws(StartupError) in
-    guard let command = arguments.positional.first.flatMap(TwitterAuth.Command.init) else { return .usage }
+]) { (command: TwitterAuth.Command, arguments) throws(StartupError) in
     let apiBase = try APIBase.resolve(option: arguments.value(CommonOptions.apiBase(help: XSetup.apiBaseHelp)),
                                       environmentVariable: "TW_API_BASE", fallback: "https://api.x.com")
     // Each option belongs to one command, and is refused with another (as fb-auth does).

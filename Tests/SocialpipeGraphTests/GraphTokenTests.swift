@@ -79,6 +79,7 @@ import TestSupport
             + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 1))
         guard case .run(let arguments) = try parser.parse(["--credentials", path]) else { return }
         let setup = try GraphSetup(arguments: arguments, tool: testTool)
+        Diagnostics.toolName = testTool.name
         let said = try capturingStandardError {
             for line in 1...3 { _ = try setup.authorizer(for: Record(line: line, fields: JSON.object())) }
         }

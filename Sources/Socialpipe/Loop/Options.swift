@@ -43,7 +43,7 @@ public struct ToolDescription: Sendable {
     /// The field a string line, `-R` line or argument stands for; nil for none.
     public let primaryField: String?
     /// The commands of an interactive tool (`tw-auth pin`): the first
-    /// argument must be one of them, and it is the only one.
+    /// argument must be one of them, and it is the only one (see `ToolMain`).
     public let commands: [String]
 
     public init(name: String, usage: String, summary: String, epilogue: String, primaryField: String?,
@@ -162,7 +162,6 @@ public struct ArgumentParser {
     public init(tool: ToolDescription, options: [OptionSpec]) {
         self.tool = tool
         self.options = options
-        Diagnostics.toolName = tool.name
     }
 
     /// Parses `arguments` (without the program name).
@@ -233,13 +232,8 @@ public struct ArgumentParser {
         }
         if parsed.isSet(CommonOptions.help) { return .show(helpText) }
         if parsed.isSet(CommonOptions.version) { return .show("\(tool.name) \(socialpipeVersion)\n") }
-        if !tool.commands.isEmpty {
-            let known = tool.commands.joined(separator: ", ")
-            guard let command = parsed.positional.first else { throw .usage("no command: give one of \(known)") }
-            guard tool.commands.contains(command) else { throw .usage("unknown command '\(command)': give one of \(known)") }
-            if parsed.positional.count > 1 { throw .usage("unexpected argument '\(parsed.positional[1])' after \(command)") }
-            return .run(parsed)
-        }
+        // An interactive tool's arguments are its command, which `ToolMain` reads.
+        if !tool.commands.isEmpty { return .run(parsed) }
         if tool.primaryField == nil {
             if parsed.isSet(CommonOptions.rawInput) { throw .usage("-R: \(tool.name) has no primary field; give JSON objects") }
             if let first = parsed.positional.first {
@@ -311,6 +305,7 @@ public enum ToolMain {
         // process of the user read them from memory.
         _ = sp_set_dumpable(0)
         StandardStreams.prepare()
+        Diagnostics.toolName = tool.name
         let parser = ArgumentParser(tool: tool, options: options)
         do throws(StartupError) {
             switch try parser.parse(Array(CommandLine.arguments.dropFirst())) {
@@ -324,6 +319,22 @@ public enum ToolMain {
         } catch {
             error.report()
             return error.status
+        }
+    }
+
+    /// The start of an interactive tool's `main` (`tw-auth pin`), as `run`:
+    /// the first argument must be one of `Command`'s cases (which are the
+    /// tool's `commands`), with nothing after it; `body` gets that command.
+    public static func run<Command: CaseIterable & RawRepresentable>(
+        _ tool: ToolDescription, options: [OptionSpec],
+        _ body: (Command, ParsedArguments) throws(StartupError) -> ExitStatus
+    ) -> ExitStatus where Command.RawValue == String {
+        run(tool, options: options) { arguments throws(StartupError) in
+            let known = Command.allCases.map(\.rawValue).joined(separator: ", ")
+            guard let name = arguments.positional.first else { throw .usage("no command: give one of \(known)") }
+            guard let command = Command(rawValue: name) else { throw .usage("unknown command '\(name)': give one of \(known)") }
+            if arguments.positional.count > 1 { throw .usage("unexpected argument '\(arguments.positional[1])' after \(name)") }
+            return try body(command, arguments)
         }
     }
 }
