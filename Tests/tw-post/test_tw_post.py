@@ -364,13 +364,9 @@ def test_no_credentials_anywhere_is_a_configuration_error_before_reading(run, sb
 
 
 def test_a_record_profile_without_x_credentials_is_auth_and_the_run_goes_on(run, sb, home):
-    d = home / ".config" / "socialpipe"
-    d.mkdir(parents=True)
-    f = d / "credentials.json"
-    f.write_text(json.dumps({"profiles": {"fb-only": {"facebook": {"access_token": "t"}},
-                                          "x": {"twitter": {"consumer_key": "k", "consumer_secret": "s",
-                                                            "access_token": "t", "access_token_secret": "u"}}}}))
-    f.chmod(0o600)
+    x = {"consumer_key": "k", "consumer_secret": "s", "access_token": "t", "access_token_secret": "u"}
+    write_private(credentials_path(home), {"profiles": {"fb-only": {"facebook": {"access_token": "t"}},
+                                                        "x": {"twitter": x}}})
     r = run([], jl({"text": "profile without x", "profile": "fb-only"}), credentials={})
     [env] = r.envelopes
     assert env["error"]["kind"] == "auth" and env["error"]["attempts"] == 0, r
@@ -379,14 +375,9 @@ def test_a_record_profile_without_x_credentials_is_auth_and_the_run_goes_on(run,
 
 
 def test_credentials_file_profiles(run, sb, home):
-    d = home / ".config" / "socialpipe"
-    d.mkdir(parents=True)
-    f = d / "credentials.json"
-    tw = lambda c: {"consumer_key": c["TW_CONSUMER_KEY"], "consumer_secret": c["TW_CONSUMER_SECRET"],
-                    "access_token": c["TW_ACCESS_TOKEN"], "access_token_secret": c["TW_ACCESS_TOKEN_SECRET"]}
-    f.write_text(json.dumps({"default": "main", "profiles": {"main": {"twitter": tw(creds())},
-                                                             "ro": {"twitter": tw(READONLY)}}}))
-    os.chmod(f, 0o600)
+    f = write_private(credentials_path(home), {"default": "main",
+                                               "profiles": {"main": {"twitter": twitter_section(creds())},
+                                                            "ro": {"twitter": twitter_section(READONLY)}}})
     r = run([], jl("from the default profile", {"text": "from ro", "profile": "ro"},
                    {"text": "from nowhere", "profile": "missing"}, "after the missing one"), credentials={})
     got = r.by_line()
