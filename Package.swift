@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "SocialpipeX", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
         .target(name: "SocialpipeGraph", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
         .target(name: "SocialpipeInteractive", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
-        .executableTarget(name: "oauth-sign", dependencies: ["SocialpipeX"], swiftSettings: fastSettings),
+        .executableTarget(name: "oauth-sign", dependencies: ["SocialpipeX", "COpenSSL"], swiftSettings: fastSettings),
         .target(name: "TwitterText", swiftSettings: fastSettings),
         // tw-post's files: opened only inside the media directory, told by
         // their bytes. A module of the tool's own so that its unit tests (and

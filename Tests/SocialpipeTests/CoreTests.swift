@@ -84,6 +84,31 @@ import TestSupport
         let signature = try #require(OAuth1.sign(request, credentials: credentials, crypto: Crypto()))
         #expect(signature.signature == "a%26b&")
     }
+
+    /// RSA-SHA1 is the key's to compute: the signer hands it the base string
+    /// and sends what it returns, base64; no key, or one that fails, signs nothing.
+    @Test func anRSASHA1KeySignsTheBaseString() throws {
+        final class RecordingKey: RSASHA1Key {
+            var signed: [[UInt8]] = []
+            let answer: [UInt8]?
+            init(answer: [UInt8]?) { self.answer = answer }
+            func signSHA1(_ message: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+                signed.append(Array(message))
+                return answer
+            }
+        }
+        var request = OAuth1Request(method: "GET", url: try RequestURL("https://example.com/a?b=c"), nonce: "n", timestamp: "1")
+        request.signatureMethod = .rsaSHA1
+        let credentials = OAuth1Credentials(consumerKey: "k", consumerSecret: "", token: nil, tokenSecret: "")
+        let key = RecordingKey(answer: [0xFB, 0xFF, 0x00])
+        let signature = try #require(OAuth1.sign(request, credentials: credentials, crypto: Crypto(), rsaKey: key))
+        #expect(key.signed == [signature.baseString])
+        #expect(String(decoding: signature.baseString, as: UTF8.self).hasPrefix("GET&https%3A%2F%2Fexample.com%2Fa&b%3Dc%26"))
+        #expect(signature.signature == "+/8A")
+        #expect(signature.authorization.contains("oauth_signature=\"%2B%2F8A\""))
+        #expect(OAuth1.sign(request, credentials: credentials, crypto: Crypto()) == nil)
+        #expect(OAuth1.sign(request, credentials: credentials, crypto: Crypto(), rsaKey: RecordingKey(answer: nil)) == nil)
+    }
 }
 
 /// HMAC through the buffers the signer uses.
