@@ -70,5 +70,6 @@ let package = Package(
         .testTarget(name: "SocialpipeXTests", dependencies: ["SocialpipeX", "TestSupport"]),
         .testTarget(name: "SocialpipeGraphTests", dependencies: ["SocialpipeGraph", "TestSupport"]),
         .testTarget(name: "TwPostTests", dependencies: ["TwPostMedia", "TestSupport"]),
+        .testTarget(name: "SocialpipeInteractiveTests", dependencies: ["SocialpipeInteractive", "TestSupport"]),
     ]
 )
