@@ -46,10 +46,7 @@ final class OAuth2Job: ProfileJob<TwitterAuth>, Job {
                 }
                 redirected = pasted.firstIndex(of: "?").map { String(pasted[pasted.index(after: $0)...]) } ?? pasted
             }
-            var fields: [String: String] = [:]
-            for pair in PercentEncoding.formPairs(Array(redirected.utf8)) {
-                fields[String(decoding: pair.name, as: UTF8.self)] = String(decoding: pair.value, as: UTF8.self)
-            }
+            let fields = XAuthFlows.form(Array(redirected.utf8))
             guard fields["state"] == state else {
                 throw RecordError(.auth, "the redirect's state does not match this request's: not exchanging its code")
             }
