@@ -43,7 +43,7 @@ public struct ToolDescription: Sendable {
     /// The field a string line, `-R` line or argument stands for; nil for none.
     public let primaryField: String?
     /// The commands of an interactive tool (`tw-auth pin`): the first
-    /// argument must be one of them, and it is the only one (see `ToolMain`).
+    /// argument must be one of them, and it is the only one.
     public let commands: [String]
 
     public init(name: String, usage: String, summary: String, epilogue: String, primaryField: String?,
@@ -232,7 +232,8 @@ public struct ArgumentParser {
         }
         if parsed.isSet(CommonOptions.help) { return .show(helpText) }
         if parsed.isSet(CommonOptions.version) { return .show("\(tool.name) \(socialpipeVersion)\n") }
-        // An interactive tool's arguments are its command, which `ToolMain` reads.
+        // An interactive tool's arguments are its command, read where it
+        // becomes the tool's own type (SocialpipeInteractive's `ToolMain.run`).
         if !tool.commands.isEmpty { return .run(parsed) }
         if tool.primaryField == nil {
             if parsed.isSet(CommonOptions.rawInput) { throw .usage("-R: \(tool.name) has no primary field; give JSON objects") }
@@ -319,22 +320,6 @@ public enum ToolMain {
         } catch {
             error.report()
             return error.status
-        }
-    }
-
-    /// The start of an interactive tool's `main` (`tw-auth pin`), as `run`:
-    /// the first argument must be one of `Command`'s cases (which are the
-    /// tool's `commands`), with nothing after it; `body` gets that command.
-    public static func run<Command: CaseIterable & RawRepresentable>(
-        _ tool: ToolDescription, options: [OptionSpec],
-        _ body: (Command, ParsedArguments) throws(StartupError) -> ExitStatus
-    ) -> ExitStatus where Command.RawValue == String {
-        run(tool, options: options) { arguments throws(StartupError) in
-            let known = Command.allCases.map(\.rawValue).joined(separator: ", ")
-            guard let name = arguments.positional.first else { throw .usage("no command: give one of \(known)") }
-            guard let command = Command(rawValue: name) else { throw .usage("unknown command '\(name)': give one of \(known)") }
-            if arguments.positional.count > 1 { throw .usage("unexpected argument '\(arguments.positional[1])' after \(name)") }
-            return try body(command, arguments)
         }
     }
 }
