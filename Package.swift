@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "SocialpipeX", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
         .target(name: "SocialpipeGraph", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
         .target(name: "SocialpipeInteractive", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
-        .executableTarget(name: "oauth-sign", dependencies: ["SocialpipeX"], swiftSettings: fastSettings),
+        .executableTarget(name: "oauth-sign", dependencies: ["SocialpipeX", "COpenSSL"], swiftSettings: fastSettings),
         .target(name: "TwitterText", swiftSettings: fastSettings),
         // tw-post's files: opened only inside the media directory, told by
         // their bytes. A module of the tool's own so that its unit tests (and
@@ -70,5 +70,6 @@ let package = Package(
         .testTarget(name: "SocialpipeXTests", dependencies: ["SocialpipeX", "TestSupport"]),
         .testTarget(name: "SocialpipeGraphTests", dependencies: ["SocialpipeGraph", "TestSupport"]),
         .testTarget(name: "TwPostTests", dependencies: ["TwPostMedia", "TestSupport"]),
+        .testTarget(name: "SocialpipeInteractiveTests", dependencies: ["SocialpipeInteractive", "TestSupport"]),
     ]
 )

@@ -1,5 +1,6 @@
 """What the end-to-end tests share around a run of a built tool: its
-environment and the sandbox's X and Facebook demo credentials, a port where
+environment and the sandbox's X and Facebook demo credentials (and an OAuth
+1.0a signer for requests made in Python), a port where
 nothing listens, the credentials file, reading what a run wrote (each stdout
 line checked against the envelope of contract §2), and for the Facebook tools
 reading the sandbox's Graph log and building its throttling faults.
@@ -98,6 +99,17 @@ def fb_credentials(token=FB_USER_TOKEN, secret=None, app_id=None):
     """Facebook credentials as environment variables (clean_env leaves out the None
     ones): by default the demo user's token alone."""
     return {"FB_ACCESS_TOKEN": token, "FB_APP_SECRET": secret, "FB_APP_ID": app_id}
+
+
+def oauth1(demo, token=None, secret=None, consumer=None, **kw):
+    """requests-oauthlib's OAuth 1.0a signer for a request to the sandbox, as
+    the app and account of `demo` (Tests/sandbox/conftest.py's DEMO) or with
+    the token, secret and consumer (key, secret) given; `kw` goes to OAuth1
+    (nonce, timestamp, signature_method...)."""
+    from requests_oauthlib import OAuth1  # only the sandbox's own tests sign requests in Python
+    consumer_key, consumer_secret = consumer or (demo["consumer_key"], demo["consumer_secret"])
+    return OAuth1(consumer_key, consumer_secret, token or demo["access_token"], secret or demo["access_token_secret"],
+                  **kw)
 
 
 def closed_port():

@@ -13,7 +13,7 @@ import re
 import struct
 
 import sandbox_world as W
-import sandbox_x as X
+import sandbox_x_errors as XE
 from sandbox_http import Response, json_response
 
 MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp", "video/mp4", "video/quicktime")
@@ -407,8 +407,8 @@ def store_segment(m, index, data):
 
 def v2_error(world, meta, message, parameter=None, value=None):
     if parameter is None:
-        return X.invalid_request(world, [{"message": message}], meta=meta)
-    return X.invalid_request(world, [X.param_error(parameter, [value], message)], meta=meta)
+        return XE.invalid_request(world, [{"message": message}], meta=meta)
+    return XE.invalid_request(world, [XE.param_error(parameter, [value], message)], meta=meta)
 
 
 def json_body(world, req, meta):
@@ -428,7 +428,7 @@ def json_object(world, req, meta, keys):
     if err:
         return None, None, err
     if not isinstance(body, dict):
-        return None, None, v2_error(world, meta, "$: %s found, object expected" % X._type_name(body))
+        return None, None, v2_error(world, meta, "$: %s found, object expected" % XE.type_name(body))
     return body, ["$.%s: is not defined in the schema and the schema does not allow additional properties" % k
                   for k in body if k not in keys], None
 
@@ -444,21 +444,21 @@ def v2_initialize(world, req, auth, arg, now, meta):
     media_type, total_bytes, category = body.get("media_type"), body.get("total_bytes"), body.get("media_category")
     for key, value, kind in (("media_type", media_type, str), ("media_category", category, str)):
         if value is not None and not isinstance(value, kind):
-            msgs.append("$.%s: %s found, string expected" % (key, X._type_name(value)))
+            msgs.append("$.%s: %s found, string expected" % (key, XE.type_name(value)))
     if total_bytes is not None and (not isinstance(total_bytes, int) or isinstance(total_bytes, bool)):
-        msgs.append("$.total_bytes: %s found, integer expected" % X._type_name(total_bytes))
+        msgs.append("$.total_bytes: %s found, integer expected" % XE.type_name(total_bytes))
     owners = body.get("additional_owners")
     if owners is not None:
         if not isinstance(owners, list) or len(owners) > MAX_ADDITIONAL_OWNERS or not all(
-                isinstance(o, str) and X.NUMERIC_ID.fullmatch(o) for o in owners):
+                isinstance(o, str) and XE.NUMERIC_ID.fullmatch(o) for o in owners):
             msgs.append("$.additional_owners: must be an array of at most %d user ids matching ^[0-9]{1,19}$"
                         % MAX_ADDITIONAL_OWNERS)
     if "shared" in body and not isinstance(body["shared"], bool):
-        msgs.append("$.shared: %s found, boolean expected" % X._type_name(body["shared"]))
+        msgs.append("$.shared: %s found, boolean expected" % XE.type_name(body["shared"]))
     if not msgs:
         msgs = [m for _, m in init_errors(media_type, total_bytes, category)]
     if msgs:
-        return X.invalid_request(world, [{"message": m} for m in msgs], meta=meta)
+        return XE.invalid_request(world, [{"message": m} for m in msgs], meta=meta)
     with world.lock:
         m = new_media(world, auth.user["id"], owners_of(auth.user["id"], owners), media_type,
                       category or FITTING[media_type][0], total_bytes, now, "2")
@@ -468,7 +468,7 @@ def v2_initialize(world, req, auth, arg, now, meta):
 
 
 def path_id(world, meta, media_id):
-    if X.NUMERIC_ID.fullmatch(media_id or ""):
+    if XE.NUMERIC_ID.fullmatch(media_id or ""):
         return None
     return v2_error(world, meta, "The `id` path parameter value [%s] does not match ^[0-9]{1,19}$" % media_id,
                     "id", media_id)
@@ -550,7 +550,7 @@ def v2_finalize(world, req, auth, media_id, now, meta):
 
 
 def v2_status(world, req, auth, arg, now, meta):
-    err = X.check_params(world, req, ("command", "media_id"), meta)
+    err = XE.check_params(world, req, ("command", "media_id"), meta)
     if err:
         return err
     q = dict(req.query)
@@ -560,7 +560,7 @@ def v2_status(world, req, auth, arg, now, meta):
     if command != "STATUS":
         return v2_error(world, meta, "The `command` query parameter value [%s] is not one of [STATUS]" % command,
                         "command", command)
-    if not media_id or not X.NUMERIC_ID.fullmatch(media_id):
+    if not media_id or not XE.NUMERIC_ID.fullmatch(media_id):
         return v2_error(world, meta, "The `media_id` query parameter value [%s] does not match ^[0-9]{1,19}$"
                         % (media_id or ""), "media_id", media_id or "")
     meta["media_id"] = media_id
@@ -581,14 +581,14 @@ def v2_metadata(world, req, auth, arg, now, meta):
     media_id = body.get("id")
     if media_id is None:
         msgs.append("$.id: is missing but it is required")
-    elif not isinstance(media_id, str) or not X.NUMERIC_ID.fullmatch(media_id):
+    elif not isinstance(media_id, str) or not XE.NUMERIC_ID.fullmatch(media_id):
         msgs.append("$.id: does not match the regex pattern ^[0-9]{1,19}$")
     md = body.get("metadata")
     alt = None
     if md is None:
         msgs.append("$.metadata: is missing but it is required")
     elif not isinstance(md, dict):
-        msgs.append("$.metadata: %s found, object expected" % X._type_name(md))
+        msgs.append("$.metadata: %s found, object expected" % XE.type_name(md))
     else:
         msgs += ["$.metadata.%s: is not defined in the schema and the schema does not allow additional "
                  "properties" % k for k in md if k not in METADATA_KEYS]
@@ -602,7 +602,7 @@ def v2_metadata(world, req, auth, arg, now, meta):
             else:
                 alt = a["text"]
     if msgs:
-        return X.invalid_request(world, [{"message": m} for m in msgs], meta=meta)
+        return XE.invalid_request(world, [{"message": m} for m in msgs], meta=meta)
     meta["media_id"] = media_id
     with world.lock:
         m, why = lookup(world, media_id, auth.user["id"], now)
@@ -670,7 +670,7 @@ def v1_upload(world, req, auth, arg, now, meta):
     if command == "INIT":
         return v1_init(world, req, fields, user_id, now, meta)
     media_id = fields.get("media_id", "")
-    if not X.NUMERIC_ID.fullmatch(media_id):
+    if not XE.NUMERIC_ID.fullmatch(media_id):
         return v1_error(req, "media_id parameter is missing or not a number.", meta)
     meta["media_id"] = media_id
     if command == "APPEND":
@@ -711,7 +711,7 @@ def v1_init(world, req, fields, user_id, now, meta):
     if errs:
         return v1_error(req, errs[0][1].replace("$.", "", 1), meta)
     owners = [o for o in fields.get("additional_owners", "").split(",") if o]
-    if len(owners) > MAX_ADDITIONAL_OWNERS or not all(X.NUMERIC_ID.fullmatch(o) for o in owners):
+    if len(owners) > MAX_ADDITIONAL_OWNERS or not all(XE.NUMERIC_ID.fullmatch(o) for o in owners):
         return v1_error(req, "additional_owners must be at most %d comma-separated user ids."
                         % MAX_ADDITIONAL_OWNERS, meta)
     media_type = fields["media_type"]
@@ -741,7 +741,7 @@ def v1_simple(world, req, fields, media, user_id, now, meta):
     digest = hashlib.sha256(data).hexdigest()
     with world.lock:
         m = new_media(world, user_id, owners_of(user_id, [o for o in fields.get("additional_owners", "")
-                                                          .split(",") if X.NUMERIC_ID.fullmatch(o)]),
+                                                          .split(",") if XE.NUMERIC_ID.fullmatch(o)]),
                       media_type, category, len(data), now, "1.1")
         m.sizes = [len(data)]
         m.finalized = True
@@ -759,7 +759,7 @@ def v1_status(world, req, auth, arg, now, meta):
     if q.get("command") != "STATUS":
         return v1_error(req, "command must be STATUS.", meta)
     media_id = q.get("media_id", "")
-    if not X.NUMERIC_ID.fullmatch(media_id):
+    if not XE.NUMERIC_ID.fullmatch(media_id):
         return v1_error(req, "media_id parameter is missing or not a number.", meta)
     meta["media_id"] = media_id
     with world.lock:

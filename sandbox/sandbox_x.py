@@ -20,10 +20,10 @@ from twitter_text import parse_tweet
 import sandbox_media as M
 import sandbox_world as W
 from sandbox_http import Response, dumps, json_response
+from sandbox_x_errors import (NUMERIC_ID, PROBLEM_JSON, check_params, invalid_request, param_error, problem,
+                              problem_type, type_name)
 
-PROBLEM_JSON = "application/problem+json"
 JSON_TYPE = "application/json; charset=utf-8"
-NUMERIC_ID = re.compile(r"[0-9]{1,19}")
 USERNAME = re.compile(r"[A-Za-z0-9_]{1,15}")
 
 USER_FIELDS = (
@@ -110,28 +110,6 @@ REASONS = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not 
 
 # ---------------------------------------------------------------------------
 # Response shapes
-
-def problem(status, title, detail, type_="about:blank", extra=None, headers=None, meta=None):
-    body = {"title": title, "detail": detail, "type": type_, "status": status}
-    if extra:
-        body.update(extra)
-    return json_response(status, body, headers, PROBLEM_JSON, meta)
-
-
-def problem_type(world, name):
-    return world.config.x_problem_base + name
-
-
-def invalid_request(world, errors, headers=None, meta=None):
-    body = {"errors": errors, "title": "Invalid Request",
-            "detail": "One or more parameters to your request was invalid.",
-            "type": problem_type(world, "invalid-request")}
-    return json_response(400, body, headers, PROBLEM_JSON, meta)
-
-
-def param_error(name, values, message):
-    return {"parameters": {name: values}, "message": message}
-
 
 def legacy(code, headers=None, meta=None, status=None, message=None):
     default_status, default_message = LEGACY.get(code, (400, "Error %d" % code))
@@ -588,17 +566,6 @@ def user_object(u, fields):
     return d
 
 
-def check_params(world, req, allowed, meta):
-    """X v2 rejects unknown query parameters; returns an error response or None."""
-    names = [k for k, _ in req.query if not k.startswith("oauth_")]
-    bad = [k for k in names if k not in allowed]
-    if bad:
-        return invalid_request(world, [param_error(k, [v], "The query parameter [%s] is not one of [%s]"
-                                                   % (k, ",".join(allowed)))
-                                       for k, v in req.query if k in bad], meta=meta)
-    return None
-
-
 def user_fields(world, req, meta):
     """The requested user.fields as a list, or an error response."""
     values = [v for k, v in req.query if k == "user.fields"]
@@ -970,22 +937,6 @@ MEDIA_KEYS = ("media_ids", "tagged_user_ids", "description", "title", "preview_m
 REPLY_SETTINGS = ("following", "mentionedUsers", "subscribers", "verified")
 
 
-def _type_name(value):
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if value is None:
-        return "null"
-    return "object"
-
-
 def validate_tweet_body(body):
     """Schema errors of a CreatePostsRequest as X words them (list of messages)."""
     errs = []
@@ -994,11 +945,11 @@ def validate_tweet_body(body):
         expected = {"string": str, "object": dict, "array": list, "boolean": bool, "integer": int}[kind]
         ok = isinstance(value, expected) and not (kind == "integer" and isinstance(value, bool))
         if not ok:
-            errs.append("%s: %s found, %s expected" % (path, _type_name(value), kind))
+            errs.append("%s: %s found, %s expected" % (path, type_name(value), kind))
         return ok
 
     if not isinstance(body, dict):
-        return ["$: %s found, object expected" % _type_name(body)]
+        return ["$: %s found, object expected" % type_name(body)]
     for k in body:
         if k not in TWEET_KEYS:
             errs.append("$.%s: is not defined in the schema and the schema does not allow additional "

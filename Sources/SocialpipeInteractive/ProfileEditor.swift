@@ -77,6 +77,25 @@ public struct ProfileEditor {
             if let profile { record.set("profile", string: profile) }
             return record
         }
+
+        /// The records of `status --all`: every profile `has` holds for
+        /// (given the profile's object); when none, a configuration error
+        /// `no profile of FILE has WHAT`.
+        public func everyProfile(where has: (JSON) -> Bool, else what: String) throws(StartupError) -> [JSON] {
+            let records = profiles.filter { document["profiles"]?.member($0).map(has) ?? false }.map(Self.record)
+            if records.isEmpty { throw .configuration("no profile of \(path) has \(what)") }
+            return records
+        }
+
+        /// The record of a command about a profile the file has (`logout`):
+        /// the chosen one; without one, a configuration error that says
+        /// `problem` and lists the profiles.
+        public func existingProfile(else problem: String) throws(StartupError) -> JSON {
+            guard let profile = chosen, profiles.contains(profile) else {
+                throw .configuration("\(problem): give --profile NAME (profiles of \(path): \(profiles.joined(separator: ", ")))")
+            }
+            return Self.record(profile)
+        }
     }
 
     /// The line an interactive tool prints for a profile it stored or checked.

@@ -17,6 +17,18 @@ public final class Terminal {
 
     deinit { close(descriptor) }
 
+    /// The terminal for a command's questions when it `asks` any; without
+    /// one, nil, or the configuration error when the command `needs` it.
+    public static func forQuestions(asks: Bool, needs: Bool) throws(StartupError) -> Terminal? {
+        guard asks else { return nil }
+        do {
+            return try Terminal()
+        } catch {
+            if needs { throw error }
+            return nil
+        }
+    }
+
     /// Writes `text` and a newline to stderr, as it is (no tool-name prefix):
     /// a page to open or a code to enter, which needs no terminal to be shown.
     public static func show(_ text: String) {

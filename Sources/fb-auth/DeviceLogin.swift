@@ -6,10 +6,7 @@ import SocialpipeGraph
 /// person enters a code at facebook.com/device while the job polls at the
 /// interval Graph gives, each poll a request the engine sends after that
 /// wait; the user token it brings is exchanged for a long-lived one.
-final class DeviceJob: Job {
-    let reply: Reply
-    private let auth: FacebookAuth
-    private let profile: String
+final class DeviceJob: ProfileJob<FacebookAuth>, Job {
     private var appID = ""
     private var clientToken = ""
     private var appSecret = ""
@@ -31,12 +28,6 @@ final class DeviceJob: Job {
     static let longestLogin = 3600.0
     /// What Graph's slow-down answer adds to the interval.
     static let slowDownStep = 5.0
-
-    init(auth: FacebookAuth, profile: String, reply: Reply) {
-        self.auth = auth
-        self.profile = profile
-        self.reply = reply
-    }
 
     func begin() -> JobStep {
         do throws(RecordError) {

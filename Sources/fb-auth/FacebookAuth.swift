@@ -3,20 +3,15 @@ import Socialpipe
 import SocialpipeInteractive
 import SocialpipeGraph
 
-/// What every fb-auth command shares: where Graph is, the credentials file
-/// and the terminal to ask on.
-final class FacebookAuth: RecordTool {
-    enum Command: String { case device, exchange, pages, status, logout }
+/// What every fb-auth command shares: where Graph is, and (as every
+/// interactive tool) the credentials file and the terminal to ask on.
+final class FacebookAuth: InteractiveTool, RecordTool {
+    enum Command: String, CaseIterable { case device, exchange, pages, status, logout }
 
     let command: Command
     /// The API base and version: `https://graph.facebook.com/v27.0`.
     let versionRoot: String
-    let path: String
-    let terminal: Terminal?
-    /// The profile's `facebook` section, read and written.
-    let profiles: ProfileEditor
     let service = GraphService()
-    let crypto = Crypto()
     /// `--scopes` (device), comma-separated as Graph takes them.
     var scopes = "pages_show_list,pages_manage_posts,pages_read_engagement"
     /// `--store PAGE_ID` (pages).
@@ -25,9 +20,7 @@ final class FacebookAuth: RecordTool {
     init(command: Command, versionRoot: String, path: String, terminal: Terminal?) {
         self.command = command
         self.versionRoot = versionRoot
-        self.path = path
-        self.terminal = terminal
-        profiles = ProfileEditor(path: path, service: "facebook", terminal: terminal)
+        super.init(path: path, service: "facebook", terminal: terminal)
     }
 
     func start(_ record: Record, reply: Reply) -> Job? {
@@ -133,19 +126,10 @@ final class FacebookAuth: RecordTool {
 
 /// `fb-auth exchange`: a short-lived user token, pasted on the terminal, for
 /// a long-lived one (graph-api.md §5.2).
-final class ExchangeJob: Job {
-    let reply: Reply
-    private let auth: FacebookAuth
-    private let profile: String
+final class ExchangeJob: ProfileJob<FacebookAuth>, Job {
     private var appID = ""
     private var appSecret = ""
     private var expiresAt: JSON?
-
-    init(auth: FacebookAuth, profile: String, reply: Reply) {
-        self.auth = auth
-        self.profile = profile
-        self.reply = reply
-    }
 
     func begin() -> JobStep {
         do throws(RecordError) {

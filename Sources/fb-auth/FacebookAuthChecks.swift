@@ -5,21 +5,12 @@ import SocialpipeGraph
 /// `fb-auth pages`: the Pages the profile's user has a role on
 /// (`GET /me/accounts`), one line each; with `--store PAGE_ID`, that Page's
 /// token becomes the profile's token, the user token kept beside it.
-final class PagesJob: Job {
-    let reply: Reply
-    private let auth: FacebookAuth
-    private let profile: String
+final class PagesJob: ProfileJob<FacebookAuth>, Job {
     private var userToken = ""
     private var authorizer: GraphAuthorizer?
     /// Fields asked for: a Page's token only when it is to be stored.
     private var fields = "id,name,category,tasks"
     private var stored = false
-
-    init(auth: FacebookAuth, profile: String, reply: Reply) {
-        self.auth = auth
-        self.profile = profile
-        self.reply = reply
-    }
 
     func begin() -> JobStep {
         do throws(RecordError) {
@@ -166,16 +157,7 @@ final class StatusJob: Job {
 /// `fb-auth logout`: revokes the app's permissions (`DELETE /me/permissions`,
 /// which ends every token the user gave the app), then removes the profile's
 /// tokens from the file; the app's id, secret and client token stay.
-final class LogoutJob: Job {
-    let reply: Reply
-    private let auth: FacebookAuth
-    private let profile: String
-
-    init(auth: FacebookAuth, profile: String, reply: Reply) {
-        self.auth = auth
-        self.profile = profile
-        self.reply = reply
-    }
+final class LogoutJob: ProfileJob<FacebookAuth>, Job {
 
     func begin() -> JobStep {
         do throws(RecordError) {

@@ -25,25 +25,22 @@ let tool = ToolDescription(
     See fb-auth(1).
     """,
     primaryField: nil,
-    commands: ["device", "exchange", "pages", "status", "logout"])
+    commands: FacebookAuth.Command.allCases.map(\.rawValue))
 
-let allOption = OptionSpec("all", help: "status: check every profile of the file")
 let scopesOption = OptionSpec("scopes", value: "LIST",
                               help: "device: permissions to ask for (default pages_show_list,pages_manage_posts,pages_read_engagement)")
 let storeOption = OptionSpec("store", value: "PAGE_ID", help: "pages: store this Page's token as the profile's token")
 let apiBaseOption = CommonOptions.apiBase(help: GraphSetup.apiBaseHelp)
 
 let status = ToolMain.run(tool, options: [
-    allOption, scopesOption, storeOption, GraphSetup.versionOption,
+    InteractiveOptions.all, scopesOption, storeOption, GraphSetup.versionOption,
     CommonOptions.profile, CommonOptions.credentials, apiBaseOption,
     CommonOptions.cacert, CommonOptions.timeout, CommonOptions.verbose, CommonOptions.help, CommonOptions.version,
-]) { arguments throws(StartupError) in
-    guard let command = arguments.positional.first.flatMap(FacebookAuth.Command.init) else { return .usage }
+]) { (command: FacebookAuth.Command, arguments) throws(StartupError) in
     let versionRoot = try GraphSetup.versionRoot(arguments)
-    if arguments.isSet(allOption) && command != .status { throw .usage("--all: only for status") }
-    if arguments.isSet(allOption) && arguments.isSet(CommonOptions.profile) { throw .usage("give --profile or --all, not both") }
-    if arguments.isSet(scopesOption) && command != .device { throw .usage("--scopes: only for device") }
-    if arguments.isSet(storeOption) && command != .pages { throw .usage("--store: only for pages") }
+    try arguments.refuse([(InteractiveOptions.all, .status)], outside: command)
+    try InteractiveOptions.refuseAllWithProfile(arguments)
+    try arguments.refuse([(scopesOption, .device), (storeOption, .pages)], outside: command)
     let scopes = arguments.value(scopesOption).map { $0.split { $0 == "," || $0 == " " }.joined(separator: ",") }
     if let scopes, scopes.isEmpty || !scopes.utf8.allSatisfy({ (0x61...0x7A).contains($0) || $0 == 0x5F || $0 == 0x2C }) {
         throw .usage("--scopes: expected permission names (a-z and _) separated by commas or spaces")
@@ -53,40 +50,31 @@ let status = ToolMain.run(tool, options: [
         throw .usage("--store: expected a Page id (digits), got '\(page)'")
     }
     let start = try ProfileEditor.Start(arguments)
-    let (path, document, profiles, chosen) = (start.path, start.document, start.profiles, start.chosen)
 
-    let record = ProfileEditor.Start.record
-    func hasToken(_ profile: String) -> Bool {
-        document["profiles"]?.member(profile)?.member("facebook")?.member("access_token")?.string != nil
-    }
-    var records: [JSON] = []
+    let records: [JSON]
     switch command {
-    case .status where arguments.isSet(allOption):
-        records = profiles.filter(hasToken).map(record)
-        if records.isEmpty { throw .configuration("no profile of \(path) has a Facebook token") }
+    case .status where arguments.isSet(InteractiveOptions.all):
+        records = try start.everyProfile(where: { $0.member("facebook")?.member("access_token")?.string != nil },
+                                         else: "a Facebook token")
     case .status:
         // As the other tools choose: the profile, else the environment's token.
-        if let chosen {
-            guard profiles.contains(chosen) else { throw .configuration("no profile \"\(chosen)\" in \(path)") }
-            records = [record(chosen)]
+        if let chosen = start.chosen {
+            guard start.profiles.contains(chosen) else { throw .configuration("no profile \"\(chosen)\" in \(start.path)") }
+            records = [ProfileEditor.Start.record(chosen)]
         } else if Environment.nonEmpty("FB_ACCESS_TOKEN") != nil {
-            records = [record(nil)]
+            records = [ProfileEditor.Start.record(nil)]
         } else {
-            throw .configuration("nothing to check: no profile in \(path) and no FB_ACCESS_TOKEN (see fb-auth device)")
+            throw .configuration("nothing to check: no profile in \(start.path) and no FB_ACCESS_TOKEN (see fb-auth device)")
         }
     case .pages, .logout:
-        guard let profile = chosen, profiles.contains(profile) else {
-            throw .configuration("no such profile: give --profile NAME (profiles of \(path): \(profiles.joined(separator: ", ")))")
-        }
-        records = [record(profile)]
+        records = [try start.existingProfile(else: "no such profile")]
     case .device, .exchange:
-        records = [record(chosen ?? "default")]
+        records = [ProfileEditor.Start.record(start.chosen ?? "default")]
     }
     // Questions need a terminal; exchange always asks (the token); checks never do.
-    let terminal = [.device, .exchange].contains(command) ? try? Terminal() : nil
-    if command == .exchange && terminal == nil { _ = try Terminal() }
+    let terminal = try Terminal.forQuestions(asks: [.device, .exchange].contains(command), needs: command == .exchange)
 
-    let auth = FacebookAuth(command: command, versionRoot: versionRoot, path: path, terminal: terminal)
+    let auth = FacebookAuth(command: command, versionRoot: versionRoot, path: start.path, terminal: terminal)
     if let scopes { auth.scopes = scopes }
     auth.storePage = page
     let engine = try Engine(arguments: arguments, tool: tool, defaultParallel: 4)

@@ -3,19 +3,14 @@ import Socialpipe
 import SocialpipeInteractive
 import SocialpipeX
 
-/// What every tw-auth command shares: where X is, the credentials file and
-/// the terminal to ask on.
-final class TwitterAuth: RecordTool {
-    enum Command: String { case pin, oauth2, app, status, logout }
+/// What every tw-auth command shares: where X is, and (as every
+/// interactive tool) the credentials file and the terminal to ask on.
+final class TwitterAuth: InteractiveTool, RecordTool {
+    enum Command: String, CaseIterable { case pin, oauth2, app, status, logout }
 
     let command: Command
     let apiBase: String
-    let path: String
-    let terminal: Terminal?
-    /// The profile's `twitter` section, read and written.
-    let profiles: ProfileEditor
     let service = XService()
-    let crypto = Crypto()
     /// `--access read|write` (pin), `--scopes`, `--client-id`, `--redirect-uri`, `--no-browser` (oauth2).
     var access: String?
     var scopes = "tweet.read tweet.write users.read follows.read offline.access media.write"
@@ -28,10 +23,8 @@ final class TwitterAuth: RecordTool {
     init(command: Command, apiBase: String, path: String, terminal: Terminal?, x: XSetup?) {
         self.command = command
         self.apiBase = apiBase
-        self.path = path
-        self.terminal = terminal
-        profiles = ProfileEditor(path: path, service: "twitter", terminal: terminal)
         self.x = x
+        super.init(path: path, service: "twitter", terminal: terminal)
     }
 
     func start(_ record: Record, reply: Reply) -> Job? {
@@ -74,19 +67,9 @@ final class TwitterAuth: RecordTool {
 
 
 /// `tw-auth pin`: OAuth 1.0a with a PIN (x-api.md §9.5).
-final class PINJob: Job {
-    let reply: Reply
-    private let auth: TwitterAuth
-    private let profile: String
+final class PINJob: ProfileJob<TwitterAuth>, Job {
     private var signer: XAuthFlows.PINSigner?
     private var step = 0
-    private var stored: TwitterCredentials?
-
-    init(auth: TwitterAuth, profile: String, reply: Reply) {
-        self.auth = auth
-        self.profile = profile
-        self.reply = reply
-    }
 
     func begin() -> JobStep {
         do throws(RecordError) {
@@ -158,18 +141,9 @@ final class PINJob: Job {
 }
 
 /// `tw-auth app`: an app-only bearer token (x-api.md §10).
-final class AppJob: Job {
-    let reply: Reply
-    private let auth: TwitterAuth
-    private let profile: String
+final class AppJob: ProfileJob<TwitterAuth>, Job {
     private var key = ""
     private var secret = ""
-
-    init(auth: TwitterAuth, profile: String, reply: Reply) {
-        self.auth = auth
-        self.profile = profile
-        self.reply = reply
-    }
 
     func begin() -> JobStep {
         do throws(RecordError) {

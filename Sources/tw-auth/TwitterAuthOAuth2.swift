@@ -4,20 +4,11 @@ import SocialpipeX
 
 /// `tw-auth oauth2`: Authorization Code with PKCE (x-api.md §10). The code
 /// lives 30 seconds, so it is exchanged as soon as the redirect brings it.
-final class OAuth2Job: Job {
-    let reply: Reply
-    private let auth: TwitterAuth
-    private let profile: String
+final class OAuth2Job: ProfileJob<TwitterAuth>, Job {
     private var clientID = ""
     private var clientSecret: String?
     private var verifier = ""
     private var token: JSON?
-
-    init(auth: TwitterAuth, profile: String, reply: Reply) {
-        self.auth = auth
-        self.profile = profile
-        self.reply = reply
-    }
 
     func begin() -> JobStep {
         do throws(RecordError) {
@@ -55,10 +46,7 @@ final class OAuth2Job: Job {
                 }
                 redirected = pasted.firstIndex(of: "?").map { String(pasted[pasted.index(after: $0)...]) } ?? pasted
             }
-            var fields: [String: String] = [:]
-            for pair in PercentEncoding.formPairs(Array(redirected.utf8)) {
-                fields[String(decoding: pair.name, as: UTF8.self)] = String(decoding: pair.value, as: UTF8.self)
-            }
+            let fields = XAuthFlows.form(Array(redirected.utf8))
             guard fields["state"] == state else {
                 throw RecordError(.auth, "the redirect's state does not match this request's: not exchanging its code")
             }
@@ -206,18 +194,9 @@ final class StatusJob: Job {
 
 /// `tw-auth logout`: revokes what X lets revoke, then removes the profile's
 /// X tokens from the file (the app's key and secret stay).
-final class LogoutJob: Job {
-    let reply: Reply
-    private let auth: TwitterAuth
-    private let profile: String
+final class LogoutJob: ProfileJob<TwitterAuth>, Job {
     private var revoked: [String] = []
     private var pending: [(String, RequestSpec)] = []
-
-    init(auth: TwitterAuth, profile: String, reply: Reply) {
-        self.auth = auth
-        self.profile = profile
-        self.reply = reply
-    }
 
     func begin() -> JobStep {
         do throws(RecordError) {

@@ -68,8 +68,13 @@ public enum XAuthFlows {
 
     /// The name/value pairs of a form-encoded answer (`oauth_token=…&…`).
     public static func form(_ answer: Answer) -> [String: String] {
+        form(answer.body.bytes)
+    }
+
+    /// The name/value pairs of a form or query (`code=…&state=…`); the last of a name wins.
+    public static func form(_ encoded: [UInt8]) -> [String: String] {
         var fields: [String: String] = [:]
-        for pair in PercentEncoding.formPairs(answer.body.bytes) {
+        for pair in PercentEncoding.formPairs(encoded) {
             fields[String(decoding: pair.name, as: UTF8.self)] = String(decoding: pair.value, as: UTF8.self)
         }
         return fields

@@ -23,9 +23,8 @@ let tool = ToolDescription(
     token invalid, 2 usage error, 3 configuration error. See tw-auth(1).
     """,
     primaryField: nil,
-    commands: ["pin", "oauth2", "app", "status", "logout"])
+    commands: TwitterAuth.Command.allCases.map(\.rawValue))
 
-let allOption = OptionSpec("all", help: "status: check every profile of the file")
 let accessOption = OptionSpec("access", value: "LEVEL", choices: ["read", "write"],
                               help: "pin: ask for read or write access (default: the app's setting)")
 let scopesOption = OptionSpec("scopes", value: "LIST",
@@ -36,51 +35,35 @@ let redirectOption = OptionSpec("redirect-uri", value: "URI",
 let noBrowserOption = OptionSpec("no-browser", help: "oauth2: paste the redirected address instead of listening for it")
 
 let status = ToolMain.run(tool, options: [
-    allOption, accessOption, scopesOption, clientIDOption, redirectOption, noBrowserOption,
+    InteractiveOptions.all, accessOption, scopesOption, clientIDOption, redirectOption, noBrowserOption,
     CommonOptions.profile, CommonOptions.credentials, CommonOptions.apiBase(help: XSetup.apiBaseHelp),
     CommonOptions.cacert, CommonOptions.timeout, CommonOptions.verbose, CommonOptions.help, CommonOptions.version,
-]) { arguments throws(StartupError) in
-    guard let command = arguments.positional.first.flatMap(TwitterAuth.Command.init) else { return .usage }
+]) { (command: TwitterAuth.Command, arguments) throws(StartupError) in
     let apiBase = try APIBase.resolve(option: arguments.value(CommonOptions.apiBase(help: XSetup.apiBaseHelp)),
                                       environmentVariable: "TW_API_BASE", fallback: "https://api.x.com")
-    // Each option belongs to one command, and is refused with another (as fb-auth does).
-    let belongs: [(OptionSpec, TwitterAuth.Command)] = [
-        (allOption, .status), (accessOption, .pin), (scopesOption, .oauth2), (clientIDOption, .oauth2),
-        (redirectOption, .oauth2), (noBrowserOption, .oauth2),
-    ]
-    for (option, owner) in belongs where arguments.isSet(option) && command != owner {
-        throw .usage("--\(option.long): only for \(owner.rawValue)")
-    }
-    if arguments.isSet(allOption) && arguments.isSet(CommonOptions.profile) { throw .usage("give --profile or --all, not both") }
+    try arguments.refuse([(InteractiveOptions.all, .status), (accessOption, .pin), (scopesOption, .oauth2),
+                          (clientIDOption, .oauth2), (redirectOption, .oauth2), (noBrowserOption, .oauth2)], outside: command)
+    try InteractiveOptions.refuseAllWithProfile(arguments)
     let start = try ProfileEditor.Start(arguments)
-    let (path, document, profiles, chosen) = (start.path, start.document, start.profiles, start.chosen)
 
-    var records: [JSON] = []
-    let record = ProfileEditor.Start.record
+    let records: [JSON]
     var x: XSetup?
     switch command {
     case .status:
         x = try XSetup(arguments: arguments, tool: tool)
-        if arguments.isSet(allOption) {
-            records = profiles.filter { document["profiles"]?.member($0)?.member("twitter") != nil }.map(record)
-            if records.isEmpty { throw .configuration("no profile of \(path) has twitter credentials") }
-        } else {
-            records = [record(chosen)]
-        }
+        records = arguments.isSet(InteractiveOptions.all)
+            ? try start.everyProfile(where: { $0.member("twitter") != nil }, else: "twitter credentials")
+            : [ProfileEditor.Start.record(start.chosen)]
     case .logout:
-        guard let profile = chosen, profiles.contains(profile) else {
-            throw .configuration("no profile to log out of: give --profile NAME (profiles of \(path): \(profiles.joined(separator: ", ")))")
-        }
-        records = [record(profile)]
+        records = [try start.existingProfile(else: "no profile to log out of")]
     case .pin, .oauth2, .app:
-        records = [record(chosen ?? "default")]
+        records = [ProfileEditor.Start.record(start.chosen ?? "default")]
     }
     // Questions need a terminal; checks and logouts do not.
-    let terminal = [.pin, .oauth2, .app].contains(command) ? try? Terminal() : nil
-    if command == .pin && terminal == nil { _ = try Terminal() }
-    if command == .oauth2 && arguments.isSet(noBrowserOption) && terminal == nil { _ = try Terminal() }
+    let terminal = try Terminal.forQuestions(asks: [.pin, .oauth2, .app].contains(command),
+                                             needs: command == .pin || (command == .oauth2 && arguments.isSet(noBrowserOption)))
 
-    let auth = TwitterAuth(command: command, apiBase: apiBase, path: path, terminal: terminal, x: x)
+    let auth = TwitterAuth(command: command, apiBase: apiBase, path: start.path, terminal: terminal, x: x)
     auth.access = arguments.value(accessOption)
     if let scopes = arguments.value(scopesOption) { auth.scopes = scopes }
     auth.clientID = arguments.value(clientIDOption)

@@ -127,7 +127,7 @@ func kind(_ verdict: ResponseClass) -> String {
                                       carrying: [inspected])
         let parser = ArgumentParser(tool: testTool, options: [GraphSetup.versionOption]
             + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 1))
-        guard case .run(let arguments) = try parser.parse(["--dry-run"]) else { return }
+        let arguments = try #require(parser.parse(["--dry-run"]).arguments)
         let setup = try GraphSetup(arguments: arguments, tool: testTool)
         var spec = setup.request("GET", "/debug_token?input_token=" + PercentEncoding.encoded(inspected), authorizer: app)
         spec.batchKey = "k"
@@ -145,7 +145,7 @@ func kind(_ verdict: ResponseClass) -> String {
     @Test func aBatchItemsRelativeURLIsTheURLLessItsRootByBytes() throws {
         let parser = ArgumentParser(tool: testTool, options: [GraphSetup.versionOption]
             + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 1))
-        guard case .run(let arguments) = try parser.parse(["--dry-run"]) else { return }
+        let arguments = try #require(parser.parse(["--dry-run"]).arguments)
         let setup = try GraphSetup(arguments: arguments, tool: testTool)
         let token = try GraphAuthorizer(FacebookCredentials(accessToken: "t", origin: "test"), crypto: Crypto())
         var spec = setup.request("GET", "/\u{301}me?fields=id", authorizer: token)

@@ -67,18 +67,16 @@ import TestSupport
     /// Through GraphSetup, as fb-feed and fb-perm-check use it: the first
     /// record on the profile warns on stderr, later ones do not.
     @Test func theWarningComesOncePerRun() throws {
-        var template = Array("/tmp/graph-expiry-XXXXXX".utf8CString)
-        let fd = mkstemp(&template)
-        let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        defer { unlink(path) }
         let soon = Clock.iso8601(Clock.wall() + 2 * 86400) ?? "?"
-        var text = #"{"default":"work","profiles":{"work":{"facebook":{"access_token":"t","token_type":"user","expires_at":"\#(soon)"}}}}"#
-        _ = text.withUTF8 { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
+        let text = #"{"default":"work","profiles":{"work":{"facebook":{"access_token":"t","token_type":"user","expires_at":"\#(soon)"}}}}"#
+        let root = scratchDirectory(["credentials.json": Array(text.utf8)])
+        defer { removeTree(root) }
+        let path = root + "/credentials.json"
         let parser = ArgumentParser(tool: testTool, options: [GraphSetup.versionOption]
             + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 1))
-        guard case .run(let arguments) = try parser.parse(["--credentials", path]) else { return }
+        let arguments = try #require(parser.parse(["--credentials", path]).arguments)
         let setup = try GraphSetup(arguments: arguments, tool: testTool)
+        Diagnostics.toolName = testTool.name
         let said = try capturingStandardError {
             for line in 1...3 { _ = try setup.authorizer(for: Record(line: line, fields: JSON.object())) }
         }

@@ -1,3 +1,4 @@
+import CJansson
 import Glibc
 @testable import Socialpipe
 import Testing
@@ -83,6 +84,31 @@ import TestSupport
         let signature = try #require(OAuth1.sign(request, credentials: credentials, crypto: Crypto()))
         #expect(signature.signature == "a%26b&")
     }
+
+    /// RSA-SHA1 is the key's to compute: the signer hands it the base string
+    /// and sends what it returns, base64; no key, or one that fails, signs nothing.
+    @Test func anRSASHA1KeySignsTheBaseString() throws {
+        final class RecordingKey: RSASHA1Key {
+            var signed: [[UInt8]] = []
+            let answer: [UInt8]?
+            init(answer: [UInt8]?) { self.answer = answer }
+            func signSHA1(_ message: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+                signed.append(Array(message))
+                return answer
+            }
+        }
+        var request = OAuth1Request(method: "GET", url: try RequestURL("https://example.com/a?b=c"), nonce: "n", timestamp: "1")
+        request.signatureMethod = .rsaSHA1
+        let credentials = OAuth1Credentials(consumerKey: "k", consumerSecret: "", token: nil, tokenSecret: "")
+        let key = RecordingKey(answer: [0xFB, 0xFF, 0x00])
+        let signature = try #require(OAuth1.sign(request, credentials: credentials, crypto: Crypto(), rsaKey: key))
+        #expect(key.signed == [signature.baseString])
+        #expect(String(decoding: signature.baseString, as: UTF8.self).hasPrefix("GET&https%3A%2F%2Fexample.com%2Fa&b%3Dc%26"))
+        #expect(signature.signature == "+/8A")
+        #expect(signature.authorization.contains("oauth_signature=\"%2B%2F8A\""))
+        #expect(OAuth1.sign(request, credentials: credentials, crypto: Crypto()) == nil)
+        #expect(OAuth1.sign(request, credentials: credentials, crypto: Crypto(), rsaKey: RecordingKey(answer: nil)) == nil)
+    }
 }
 
 /// HMAC through the buffers the signer uses.
@@ -130,23 +156,43 @@ func base64(_ bytes: [UInt8]) -> String {
 }
 
 @Suite struct JSONTests {
+    /// Each `JSON` owns one jansson reference: the one a parse or a
+    /// constructor hands over, or one it takes when it wraps a value another
+    /// holds; copies share it, and the last copy gives it back. Counted with
+    /// jansson's own count; the test holds a reference of its own to look at
+    /// the values once every wrapper is gone.
     @Test func parsesKeepsOrderAndCountsReferences() throws {
-        guard case .success(let value) = JSON.parse(#"{"b":1,"a":"x","id":12345678901234567890123}"#) else {
-            // jansson refuses integers beyond 64 bits; the record is then an input error.
-            let small = try #require(try? JSON.parse(#"{"b":1,"a":"x"}"#).get())
-            #expect(small.members.map(\.key) == ["b", "a"])
-            let member = try #require(small["a"])
-            #expect(member.string == "x")
-            return
+        var document: UnsafeMutablePointer<json_t>?
+        var member: UnsafeMutablePointer<json_t>?
+        do {
+            let value = try JSON.parse(#"{"b":1,"a":"x"}"#).get()
+            #expect(value.members.map(\.key) == ["b", "a"])
+            #expect(value.raw.pointee.refcount == 1)
+            let copy = value
+            #expect(copy.raw.pointee.refcount == 1, "a copy shares the reference")
+            let a = try #require(value["a"])
+            #expect(a.string == "x")
+            #expect(a.raw.pointee.refcount == 2, "the object's, and the member's wrapper's")
+            let holder = JSON.object()
+            holder.set("a", a)
+            #expect(a.raw.pointee.refcount == 3, "and the holder's")
+            document = json_incref(value.raw)
+            member = a.raw
+            withExtendedLifetime((copy, holder)) {}
         }
-        Issue.record("a 90-bit integer was accepted: \(value.dumped())")
+        let object = try #require(document)
+        #expect(object.pointee.refcount == 1, "only the test's own is left")
+        #expect(member?.pointee.refcount == 1, "only the object's is left")
+        json_decref(object)
     }
 
-    @Test func refusesDuplicateKeysAndReportsTheColumn() {
-        guard case .failure(let error) = JSON.parse(#"{"text":"a","text":"b"}"#) else {
-            Issue.record("duplicate keys accepted")
-            return
-        }
+    @Test func refusesIntegersBeyond64Bits() {
+        // The record is then an input error, rather than a rounded id.
+        #expect(throws: JSON.ParseError.self) { try JSON.parse(#"{"id":12345678901234567890123}"#).get() }
+    }
+
+    @Test func refusesDuplicateKeysAndReportsTheColumn() throws {
+        let error = try #require(throws: JSON.ParseError.self) { try JSON.parse(#"{"text":"a","text":"b"}"#).get() }
         #expect(error.column > 1)
     }
 

@@ -10,10 +10,7 @@ import TestSupport
         let root = scratchDirectory()
         defer { removeTree(root) }
         let path = root + "/config/socialpipe/credentials.json"
-        guard case .success(let document) = JSON.parse(#"{"default":"work","profiles":{"work":{"twitter":{"x":"1"}},"home":{"y":2}},"later":[1]}"#) else {
-            Issue.record("bad fixture")
-            return
-        }
+        let document = try JSON.parse(#"{"default":"work","profiles":{"work":{"twitter":{"x":"1"}},"home":{"y":2}},"later":[1]}"#).get()
         try CredentialFile.replace(path, with: document)
         #expect(mode(path) == 0o600)
         #expect(mode(root + "/config/socialpipe") == 0o700 && mode(root + "/config") == 0o700)

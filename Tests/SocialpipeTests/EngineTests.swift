@@ -76,7 +76,7 @@ func runLoop(_ tool: RecordTool, lines: [String], options: [String] = [], transp
         unlink(template)
     }
     let parser = ArgumentParser(tool: testTool, options: CommonOptions.requestOptions(apiBaseHelp: "", parallelDefault: 4))
-    guard case .run(let arguments) = try parser.parse(options + ["--quiet"]) else { return (.usage, []) }
+    let arguments = try #require(parser.parse(options + ["--quiet"]).arguments)
     let engine = try Engine(arguments: arguments, tool: testTool, defaultParallel: 4, transport: transport)
     engine.batching = batching
     let loop = try EventLoop(tool: testTool, arguments: arguments, source: .lines(fd: ends[0]), outputFD: outputFD,

@@ -83,9 +83,9 @@ import TestSupport
 @Suite struct DecimalOptionTests {
     let tool = ToolDescription(name: "decimal-test", usage: "", summary: "", epilogue: "", primaryField: nil)
 
-    func timeout(_ arguments: [String]) throws(StartupError) -> Double {
+    func timeout(_ arguments: [String]) throws -> Double {
         let parser = ArgumentParser(tool: tool, options: [CommonOptions.timeout])
-        guard case .run(let parsed) = try parser.parse(arguments) else { return -1 }
+        let parsed = try #require(parser.parse(arguments).arguments)
         return parsed.decimal(CommonOptions.timeout, default: 30)
     }
 

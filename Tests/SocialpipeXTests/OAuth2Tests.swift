@@ -5,13 +5,10 @@ import TestSupport
 @testable import SocialpipeX
 
 @Suite struct OAuth2TokenTests {
-    @Test func aProfileSectionReadsWithEitherFormOfTimeAndScopes() {
-        guard case .success(let iso) = JSON.parse(#"{"client_id":"c","access_token":"a","refresh_token":"r","expires_at":"2026-12-24T10:00:00Z","scopes":"tweet.read users.read"}"#),
-              case .success(let number) = JSON.parse(#"{"client_id":"c","access_token":"a","expires_at":1798106400,"scopes":["tweet.read","users.read"]}"#),
-              case .success(let incomplete) = JSON.parse(#"{"access_token":"a"}"#) else {
-            Issue.record("bad fixture")
-            return
-        }
+    @Test func aProfileSectionReadsWithEitherFormOfTimeAndScopes() throws {
+        let iso = try JSON.parse(#"{"client_id":"c","access_token":"a","refresh_token":"r","expires_at":"2026-12-24T10:00:00Z","scopes":"tweet.read users.read"}"#).get()
+        let number = try JSON.parse(#"{"client_id":"c","access_token":"a","expires_at":1798106400,"scopes":["tweet.read","users.read"]}"#).get()
+        let incomplete = try JSON.parse(#"{"access_token":"a"}"#).get()
         let first = OAuth2Token(iso)
         let second = OAuth2Token(number)
         #expect(first?.expiresAt == 1_798_106_400 && second?.expiresAt == 1_798_106_400)
@@ -30,11 +27,8 @@ import TestSupport
         let path = root + "/credentials.json"
         try CredentialFile.replace(path, with: JSON.object())
         chmod(path, 0o644)
-        guard case .success(let section) = JSON.parse(#"{"client_id":"c","access_token":"a","refresh_token":"r","expires_at":1}"#),
-              let token = OAuth2Token(section) else {
-            Issue.record("bad fixture")
-            return
-        }
+        let section = try JSON.parse(#"{"client_id":"c","access_token":"a","refresh_token":"r","expires_at":1}"#).get()
+        let token = try #require(OAuth2Token(section))
         let session = OAuth2Session(profile: "p", path: path, token: token)
         #expect(session.isExpiring)
         #expect(throws: RecordError.self) { _ = try session.refreshRequest(apiBase: "http://127.0.0.1:9", service: XService()) }

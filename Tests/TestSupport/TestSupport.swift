@@ -62,6 +62,14 @@ public final class PlainService: APIService, Sendable {
 public let testTool = ToolDescription(name: "engine-test", usage: "", summary: "", epilogue: "", primaryField: "name")
 public let service = PlainService()
 
+extension ArgumentParser.Request {
+    /// The arguments of a run, for `try #require(parser.parse(…).arguments)`; nil for `--help` or `--version`.
+    public var arguments: ParsedArguments? {
+        guard case .run(let arguments) = self else { return nil }
+        return arguments
+    }
+}
+
 public func answer(_ body: String, status: Int = 200, retryAfter: String? = nil) -> TransferOutcome {
     .response(HTTPResponse(status: status, headers: retryAfter.map { [("retry-after", $0)] } ?? [], body: Array(body.utf8)))
 }

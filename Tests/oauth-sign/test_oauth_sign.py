@@ -38,6 +38,7 @@ import urllib.parse
 
 import pytest
 import toolenv  # Tests/conftest.py puts Tests/ on sys.path
+from toolenv import jl
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from oauthlib.oauth1.rfc5849 import signature as oasig
@@ -82,19 +83,6 @@ def envelopes(stdout):
     for raw in stdout.decode("utf-8").splitlines():
         out.append(json.loads(raw))
     return out
-
-
-def jl(*records):
-    """Records (dicts or already-encoded str/bytes lines) as JSON-lines bytes."""
-    chunks = []
-    for r in records:
-        if isinstance(r, bytes):
-            chunks.append(r)
-        elif isinstance(r, str):
-            chunks.append(r.encode("utf-8"))
-        else:
-            chunks.append(json.dumps(r, ensure_ascii=False).encode("utf-8"))
-    return b"".join(c + b"\n" for c in chunks)
 
 
 
@@ -976,7 +964,7 @@ def test_curl_format_round_trip_every_request_arrives_and_verifies(bin_path, hom
              "content_type": "application/json", "body_hash": True, **hm, **n},
             {"method": "PUT", "url": base + "/put", "params": [["rid", "put"], ["k", "v1"], ["k", "v2"]], **hm, **n},
             {"method": "DELETE", "url": base + "/del", "params": {"rid": "delete"}, **hm, **n},
-            '{"method": "GET", "url": 5}',  # a failing record in the middle: no block, stderr line
+            b'{"method": "GET", "url": 5}',  # a failing record in the middle: no block, stderr line
             {"method": "HEAD", "url": base + "/head", "params": {"rid": "head"}, **hm, **n},
             {"method": "get", "url": base + "/\u00fcn\u00efc\u00f8de \u8def\u5f84?emoji=\U0001F600 x",
              "params": {"rid": "unicode", "nfd": "e\u0301", "nfc": "\u00e9", "cjk": "\u6f22\u5b57"}, **hm, **n},
@@ -1130,7 +1118,7 @@ def test_header_format_prints_one_authorization_line_per_record(run):
 
 def test_header_format_failing_record_goes_to_stderr_and_exit_1(run):
     good = {**RFC_1_2}
-    p = run(["--format", "header"], jl(good, '{"method":"GET"}', good))
+    p = run(["--format", "header"], jl(good, b'{"method":"GET"}', good))
     assert p.returncode == 1
     assert len(p.stdout.decode().splitlines()) == 2
     assert all(line.startswith('Authorization: OAuth realm="Photos", ') for line in p.stdout.decode().splitlines())
@@ -1158,11 +1146,11 @@ def _bad(**kw):
 _DEL = object()
 
 BAD_INPUT_CASES = {
-    "bad_json": '{"method": "GET", "url": ',
-    "json_array": "[1, 2]",
-    "json_number": "5",
-    "json_null": "null",
-    "json_string_shorthand": '"https://h.example/"',
+    "bad_json": b'{"method": "GET", "url": ',
+    "json_array": b"[1, 2]",
+    "json_number": b"5",
+    "json_null": b"null",
+    "json_string_shorthand": b'"https://h.example/"',
     "params_number": _bad(params=5),
     "params_value_number": _bad(params={"a": 5}),
     "params_pair_too_short": _bad(params=[["a"]]),
@@ -1261,7 +1249,7 @@ def test_rsa_needs_no_consumer_secret(sign1, rsa_key):
 
 
 def test_unparsable_line_has_null_input_and_raw_right_after_it(run):
-    p = run([], jl('{"method": nope}', GOOD))
+    p = run([], jl(b'{"method": nope}', GOOD))
     out = envelopes(p.stdout)[0]
     assert list(out) == ["ok", "line", "input", "raw", "error"]
     assert out["input"] is None and out["raw"] == '{"method": nope}'
@@ -1632,7 +1620,7 @@ def test_valgrind_finds_nothing_definitely_lost_over_1000_records(bin_path, home
     r = random.Random(0xBADC0DE)
     lines = [encode_record_line(r, gen_record(r, i, rsa_key.pkcs8)[0]) for i in range(1000)]
     lines[10::97] = [b'{"method": nope}'] * len(lines[10::97])  # some failing lines too
-    lines[20::89] = [json.dumps(v).encode() if isinstance(v, dict) else v.encode()
+    lines[20::89] = [json.dumps(v).encode() if isinstance(v, dict) else v
                      for v in list(BAD_INPUT_CASES.values())[:len(lines[20::89])]]
     lines.append(b"\xff\xfe")
     src = tmp_path / "in.jsonl"

@@ -9,13 +9,9 @@ import time
 import harness
 import pytest
 import requests
-from requests_oauthlib import OAuth1
+from toolenv import oauth1  # Tests/conftest.py puts Tests/ on sys.path
 
 TWEETS = {"method": "POST", "path": "/2/tweets"}
-
-
-def oauth(demo):
-    return OAuth1(demo["consumer_key"], demo["consumer_secret"], demo["access_token"], demo["access_token_secret"])
 
 
 def authorization(prepared):
@@ -24,7 +20,7 @@ def authorization(prepared):
 
 
 def tweet(sb, demo, text, **kw):
-    return requests.post(sb.url + "/2/tweets", json={"text": text}, auth=oauth(demo), **kw)
+    return requests.post(sb.url + "/2/tweets", json={"text": text}, auth=oauth1(demo), **kw)
 
 
 def test_status_fault_with_retry_after_and_count(sb, demo):
@@ -42,23 +38,22 @@ def test_status_fault_with_retry_after_and_count(sb, demo):
 
 def test_skip_and_unlimited_count_and_matching(sb, demo):
     sb.fault("status", match={"path": "/2/users/me"}, status=500, skip=1, count=None)
-    codes = [requests.get(sb.url + "/2/users/me", auth=oauth(demo)).status_code for _ in range(4)]
+    codes = [requests.get(sb.url + "/2/users/me", auth=oauth1(demo)).status_code for _ in range(4)]
     assert codes == [200, 500, 500, 500]
     assert tweet(sb, demo, "unaffected").status_code == 201
     sb.control(clear_faults=True)
-    assert requests.get(sb.url + "/2/users/me", auth=oauth(demo)).status_code == 200
-    jack = OAuth1(demo["consumer_key"], demo["consumer_secret"], "12-sandboxjackaccesstoken",
-                  "sandbox-jack-token-secret")
+    assert requests.get(sb.url + "/2/users/me", auth=oauth1(demo)).status_code == 200
+    jack = oauth1(demo, "12-sandboxjackaccesstoken", "sandbox-jack-token-secret")
     sb.fault("status", match={"credential": "jack"}, status=502)
-    assert requests.get(sb.url + "/2/users/me", auth=oauth(demo)).status_code == 200
+    assert requests.get(sb.url + "/2/users/me", auth=oauth1(demo)).status_code == 200
     assert requests.get(sb.url + "/2/users/me", auth=jack).status_code == 502
     sb.fault("status", match={"endpoint": "GET /2/users/:id/following"}, status=504)
-    assert requests.get(sb.url + "/2/users/12/following", auth=oauth(demo)).status_code == 504
+    assert requests.get(sb.url + "/2/users/12/following", auth=oauth1(demo)).status_code == 504
 
 
 def test_injected_429_keeps_the_rate_headers(sb, demo):
     sb.fault("status", match={"path": "/2/users/me"}, status=429)
-    r = requests.get(sb.url + "/2/users/me", auth=oauth(demo))
+    r = requests.get(sb.url + "/2/users/me", auth=oauth1(demo))
     assert r.status_code == 429 and r.json()["title"] == "Too Many Requests"
     assert int(r.headers["x-rate-limit-remaining"]) > 0 and r.headers["x-rate-limit-limit"] == "75"
 
@@ -77,7 +72,7 @@ def test_status_fault_with_custom_body_and_headers(sb, demo, fb):
 
 def test_error_faults_use_each_api_shape(sb, demo, fb):
     sb.fault("error", match={"path": "/1.1/statuses/update.json"}, code=226)
-    r = requests.post(sb.url + "/1.1/statuses/update.json", data={"status": "x"}, auth=oauth(demo))
+    r = requests.post(sb.url + "/1.1/statuses/update.json", data={"status": "x"}, auth=oauth1(demo))
     assert (r.status_code, r.json()["errors"][0]["code"]) == (403, 226)
     sb.fault("error", match=TWEETS, problem="usage-capped")
     r = tweet(sb, demo, "capped")
@@ -142,7 +137,7 @@ def test_delay_fault_and_global_latency(sb, demo):
     assert sb.posts()["counts"] == {"slow": 1, "too slow": 1}
     sb.control(latency_ms=150)
     t = time.time()
-    requests.get(sb.url + "/2/users/me", auth=oauth(demo))
+    requests.get(sb.url + "/2/users/me", auth=oauth1(demo))
     assert time.time() - t >= 0.15
     t = time.time()
     sb.posts()
@@ -155,7 +150,7 @@ def test_truncated_body(sb, demo):
     conn = http.client.HTTPConnection("127.0.0.1", sb.port, timeout=5)
     body = json.dumps({"text": "cut short"})
     headers = {"Content-Type": "application/json"}
-    req = requests.Request("POST", sb.url + "/2/tweets", data=body, headers=headers, auth=oauth(demo)).prepare()
+    req = requests.Request("POST", sb.url + "/2/tweets", data=body, headers=headers, auth=oauth1(demo)).prepare()
     conn.request("POST", "/2/tweets", body=body, headers={"Content-Type": "application/json",
                                                           "Authorization": authorization(req)})
     resp = conn.getresponse()
@@ -218,7 +213,7 @@ def test_log_masks_secrets(sb, demo, fb):
     requests.get(sb.url + "/2/users/12/following", headers={"Authorization": "Bearer sandbox-bearer-token"})
     requests.get(sb.url + "/v27.0/me", params={"access_token": fb["user_token"]})
     requests.post(sb.url + "/v27.0/%s/feed" % fb["page_id"], data={"message": "m", "access_token": fb["page_token"]})
-    requests.get(sb.url + "/2/users/me", auth=oauth(demo))
+    requests.get(sb.url + "/2/users/me", auth=oauth1(demo))
     log = sb.log()
     text = json.dumps(log)
     for secret in ("sandbox-bearer-token", fb["user_token"], fb["page_token"], demo["consumer_secret"],
@@ -250,12 +245,12 @@ def test_posts_counts_reveal_duplicates_across_services(sb, demo, fb):
 def test_keep_alive_expect_continue_and_chunked(sb, demo):
     s = requests.Session()
     for i in range(3):
-        assert s.post(sb.url + "/2/tweets", json={"text": "keep %d" % i}, auth=oauth(demo)).status_code == 201
+        assert s.post(sb.url + "/2/tweets", json={"text": "keep %d" % i}, auth=oauth1(demo)).status_code == 201
     ports = {e["client_port"] for e in sb.log()}
     assert len(ports) == 1
 
     body = json.dumps({"text": "expect continue"}).encode()
-    signed = requests.Request("POST", sb.url + "/2/tweets", data=body, auth=oauth(demo),
+    signed = requests.Request("POST", sb.url + "/2/tweets", data=body, auth=oauth1(demo),
                               headers={"Content-Type": "application/json"}).prepare()
     sock = socket.create_connection(("127.0.0.1", sb.port), timeout=5)
     head = "POST /2/tweets HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n" \
@@ -272,7 +267,7 @@ def test_keep_alive_expect_continue_and_chunked(sb, demo):
     sock.close()
 
     conn = http.client.HTTPConnection("127.0.0.1", sb.port, timeout=5)
-    signed = requests.Request("POST", sb.url + "/2/tweets", data=b"", auth=oauth(demo)).prepare()
+    signed = requests.Request("POST", sb.url + "/2/tweets", data=b"", auth=oauth1(demo)).prepare()
     chunks = iter([b'{"text": ', b'"chunked"}'])
     conn.request("POST", "/2/tweets", body=chunks, encode_chunked=True,
                  headers={"Content-Type": "application/json", "Authorization": authorization(signed)})

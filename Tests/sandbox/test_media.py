@@ -13,6 +13,7 @@ import tweepy
 from requests_oauthlib import OAuth1
 
 import sandbox_media
+from toolenv import oauth1  # Tests/conftest.py puts Tests/ on sys.path
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -65,11 +66,6 @@ def mov(n, seed=b"mov"):
 
 
 # -- v2 helpers ------------------------------------------------------------------
-
-def oauth(demo, token=None):
-    t, s = token or (demo["access_token"], demo["access_token_secret"])
-    return OAuth1(demo["consumer_key"], demo["consumer_secret"], t, s)
-
 
 def bearer(token):
     return {"Authorization": "Bearer " + token}
@@ -129,12 +125,12 @@ class V2:
 
 @pytest.fixture
 def v2(sb, demo):
-    return V2(sb, oauth(demo))
+    return V2(sb, oauth1(demo))
 
 
 @pytest.fixture
 def jack(sb, demo):
-    return V2(sb, oauth(demo, JACK))
+    return V2(sb, oauth1(demo, *JACK))
 
 
 def invalid(r):
@@ -242,7 +238,7 @@ def test_read_only_app_cannot_upload(sb, demo):
      "$.additional_owners: must be an array of at most 100 user ids"),
 ])
 def test_initialize_checks(sb, demo, body, message):
-    r = requests.post(sb.url + "/2/media/upload/initialize", json=body, auth=oauth(demo))
+    r = requests.post(sb.url + "/2/media/upload/initialize", json=body, auth=oauth1(demo))
     messages = invalid(r)
     assert any(m.startswith(message) for m in messages), messages
     assert sb.media() == []
@@ -273,7 +269,7 @@ def test_initialize_without_category_takes_the_types_default(sb, v2, media_type,
 
 def test_initialize_needs_a_json_body(sb, demo):
     r = requests.post(sb.url + "/2/media/upload/initialize", data={"media_type": "image/png", "total_bytes": "5"},
-                      auth=oauth(demo))
+                      auth=oauth1(demo))
     assert invalid(r) == ["Requests with bodies must have content-type of application/json."]
 
 
@@ -286,7 +282,7 @@ def raw_append(sb, demo, media_id, parts, boundary="xYzBoundary", content_type=N
         body += b"--" + boundary.encode() + b"\r\n" + headers.encode() + b"\r\n\r\n" + data + b"\r\n"
     body += b"--" + boundary.encode() + b"--\r\n"
     ctype = content_type or "multipart/form-data; boundary=" + ('"%s"' % boundary if quoted else boundary)
-    return requests.post(sb.url + "/2/media/upload/%s/append" % media_id, data=body, auth=oauth(demo),
+    return requests.post(sb.url + "/2/media/upload/%s/append" % media_id, data=body, auth=oauth1(demo),
                          headers={"Content-Type": ctype})
 
 
@@ -328,7 +324,7 @@ def test_append_takes_a_5_mib_segment_and_parts_in_any_order(sb, demo, v2):
 def test_append_needs_multipart(sb, demo, v2):
     media_id = v2.new(png(100))
     r = requests.post(sb.url + "/2/media/upload/%s/append" % media_id, json={"segment_index": 0, "media": "eA=="},
-                      auth=oauth(demo))
+                      auth=oauth1(demo))
     assert invalid(r)[0].startswith("An append must be sent as multipart/form-data")
     r = raw_append(sb, demo, media_id, [INDEX0, media_part(b"x")], content_type="multipart/form-data")
     assert invalid(r) == ["The multipart body does not parse: the multipart Content-Type has no boundary."]
@@ -610,9 +606,9 @@ def test_v11_status_update_checks_media_ids_the_same_way(sb, v2, demo):
     video = v2.upload(mp4(100), "video/mp4", "tweet_video")
     ready = v2.upload(png(100))
     url = sb.url + "/1.1/statuses/update.json"
-    r = requests.post(url, data={"status": "v1 processing", "media_ids": video}, auth=oauth(demo))
+    r = requests.post(url, data={"status": "v1 processing", "media_ids": video}, auth=oauth1(demo))
     assert r.status_code == 400 and r.json()["errors"][0]["code"] == 324
-    r = requests.post(url, data={"status": "v1 ready", "media_ids": ready}, auth=oauth(demo))
+    r = requests.post(url, data={"status": "v1 ready", "media_ids": ready}, auth=oauth1(demo))
     assert r.status_code == 200
     assert sb.posts()["posts"][0]["media_ids"] == [ready]
 
@@ -897,7 +893,7 @@ def test_v11_faults_by_endpoint_key(real_hosts, demo, key):
 
 
 def test_v11_raw_append_answers_204_without_a_body(sb, demo):
-    auth = oauth(demo)
+    auth = oauth1(demo)
     url = sb.url + "/1.1/media/upload.json"
     init = requests.post(url, data={"command": "INIT", "total_bytes": "100", "media_type": "image/png"}, auth=auth)
     assert init.status_code == 200 and set(init.json()) == {"media_id", "media_id_string", "media_key",

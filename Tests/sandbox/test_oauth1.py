@@ -10,13 +10,9 @@ from requests_oauthlib import OAuth1
 import harness
 import sandbox_x
 from sandbox_http import Request
+from toolenv import oauth1  # Tests/conftest.py puts Tests/ on sys.path
 
 V2_401 = {"title": "Unauthorized", "type": "about:blank", "status": 401, "detail": "Unauthorized"}
-
-
-def oauth(demo, **kw):
-    return OAuth1(demo["consumer_key"], demo["consumer_secret"], demo["access_token"],
-                  demo["access_token_secret"], **kw)
 
 
 def last_auth(sb):
@@ -58,7 +54,7 @@ def test_verifier_accepts_the_published_test_vector_for_the_host_received(host, 
 
 
 def test_signed_request_for_the_local_url_verifies(sb, demo):
-    r = requests.get(sb.url + "/2/users/me", auth=oauth(demo))
+    r = requests.get(sb.url + "/2/users/me", auth=oauth1(demo))
     assert r.status_code == 200
     assert r.json()["data"]["id"] == demo["user_id"]
     assert last_auth(sb) == {"scheme": "oauth1", "outcome": "ok", "credential": "demo",
@@ -68,7 +64,7 @@ def test_signed_request_for_the_local_url_verifies(sb, demo):
 def test_host_header_is_part_of_what_is_verified(sb, demo):
     # Signed for http://127.0.0.1:PORT, then sent with a Host header naming another host.
     s = requests.Session()
-    prepared = s.prepare_request(requests.Request("GET", sb.url + "/2/users/me", auth=oauth(demo)))
+    prepared = s.prepare_request(requests.Request("GET", sb.url + "/2/users/me", auth=oauth1(demo)))
     prepared.headers["Host"] = "api.x.com"
     r = s.send(prepared)
     assert r.status_code == 401
@@ -78,20 +74,20 @@ def test_host_header_is_part_of_what_is_verified(sb, demo):
 
 def test_client_signing_for_the_host_header_it_sends_verifies(sb, demo):
     # oauthlib signs for the Host header when one is given; so does the sandbox.
-    r = requests.get(sb.url + "/2/users/me", auth=oauth(demo), headers={"Host": "api.x.com"})
+    r = requests.get(sb.url + "/2/users/me", auth=oauth1(demo), headers={"Host": "api.x.com"})
     assert r.status_code == 200
 
 
 def test_localhost_url_verifies_with_its_own_host(sb, demo):
     url = "http://localhost:%d/2/users/me" % sb.port
-    r = requests.get(url, auth=oauth(demo))
+    r = requests.get(url, auth=oauth1(demo))
     assert r.status_code == 200
 
 
 def test_query_parameters_are_signed(sb, demo):
     s = requests.Session()
     prepared = s.prepare_request(requests.Request("GET", sb.url + "/2/users/me",
-                                                  params={"user.fields": "created_at"}, auth=oauth(demo)))
+                                                  params={"user.fields": "created_at"}, auth=oauth1(demo)))
     prepared.url = prepared.url.replace("created_at", "description")
     r = s.send(prepared)
     assert r.status_code == 401
@@ -101,7 +97,7 @@ def test_query_parameters_are_signed(sb, demo):
 def test_form_body_is_signed(sb, demo):
     s = requests.Session()
     prepared = s.prepare_request(requests.Request("POST", sb.url + "/1.1/statuses/update.json",
-                                                  data={"status": "original text"}, auth=oauth(demo)))
+                                                  data={"status": "original text"}, auth=oauth1(demo)))
     prepared.body = "status=tampered+text"
     prepared.headers["Content-Length"] = str(len(prepared.body))
     r = s.send(prepared)
@@ -113,7 +109,7 @@ def test_form_body_is_signed(sb, demo):
 def test_json_body_is_not_signed(sb, demo):
     s = requests.Session()
     prepared = s.prepare_request(requests.Request("POST", sb.url + "/2/tweets", json={"text": "signed?"},
-                                                  auth=oauth(demo)))
+                                                  auth=oauth1(demo)))
     prepared.body = b'{"text": "changed after signing"}'
     prepared.headers["Content-Length"] = str(len(prepared.body))
     r = s.send(prepared)
@@ -131,36 +127,35 @@ def test_wrong_secret_is_refused_on_v2_and_v11(sb, demo):
 
 @pytest.mark.parametrize("method", ["HMAC-SHA256", "PLAINTEXT"])
 def test_only_hmac_sha1_is_accepted(sb, demo, method):
-    r = requests.get(sb.url + "/2/users/me", auth=oauth(demo, signature_method=method))
+    r = requests.get(sb.url + "/2/users/me", auth=oauth1(demo, signature_method=method))
     assert (r.status_code, r.json()) == (401, V2_401)
     assert last_auth(sb)["outcome"] == "unsupported_signature_method"
 
 
 def test_timestamp_outside_the_window_is_refused(sb, demo):
     old = str(int(time.time()) - 301)
-    r = requests.get(sb.url + "/2/users/me", auth=oauth(demo, timestamp=old))
+    r = requests.get(sb.url + "/2/users/me", auth=oauth1(demo, timestamp=old))
     assert (r.status_code, r.json()) == (401, V2_401)
-    r = requests.get(sb.url + "/1.1/account/verify_credentials.json", auth=oauth(demo, timestamp=old))
+    r = requests.get(sb.url + "/1.1/account/verify_credentials.json", auth=oauth1(demo, timestamp=old))
     assert (r.status_code, r.json()) == (401, {"errors": [{"code": 135, "message": "Timestamp out of bounds."}]})
     near = str(int(time.time()) - 250)
-    assert requests.get(sb.url + "/2/users/me", auth=oauth(demo, timestamp=near)).status_code == 200
+    assert requests.get(sb.url + "/2/users/me", auth=oauth1(demo, timestamp=near)).status_code == 200
 
 
 def test_replayed_nonce_is_refused(sb, demo):
     ts = str(int(time.time()))
-    first = requests.get(sb.url + "/2/users/me", auth=oauth(demo, nonce="fixed-nonce-1", timestamp=ts))
-    again = requests.get(sb.url + "/2/users/me", auth=oauth(demo, nonce="fixed-nonce-1", timestamp=ts))
+    first = requests.get(sb.url + "/2/users/me", auth=oauth1(demo, nonce="fixed-nonce-1", timestamp=ts))
+    again = requests.get(sb.url + "/2/users/me", auth=oauth1(demo, nonce="fixed-nonce-1", timestamp=ts))
     assert first.status_code == 200
     assert (again.status_code, again.json()) == (401, V2_401)
     assert last_auth(sb)["outcome"] == "nonce_replayed"
     # The nonce is per consumer key and token: jack may use the same one.
-    jack = OAuth1(demo["consumer_key"], demo["consumer_secret"], "12-sandboxjackaccesstoken",
-                  "sandbox-jack-token-secret", nonce="fixed-nonce-1", timestamp=ts)
+    jack = oauth1(demo, "12-sandboxjackaccesstoken", "sandbox-jack-token-secret", nonce="fixed-nonce-1", timestamp=ts)
     assert requests.get(sb.url + "/2/users/me", auth=jack).status_code == 200
 
 
 def test_unknown_token_and_missing_auth_shapes(sb, demo):
-    bad = OAuth1(demo["consumer_key"], demo["consumer_secret"], "999-unknown", "whatever")
+    bad = oauth1(demo, "999-unknown", "whatever")
     r = requests.get(sb.url + "/1.1/account/verify_credentials.json", auth=bad)
     assert (r.status_code, r.json()) == (401, {"errors": [{"code": 89, "message": "Invalid or expired token."}]})
     r = requests.get(sb.url + "/1.1/account/verify_credentials.json")
@@ -172,11 +167,11 @@ def test_unknown_token_and_missing_auth_shapes(sb, demo):
 
 def test_revoked_token_is_refused_until_restored(sb, demo):
     sb.control(revoke_token=demo["access_token"])
-    r = requests.get(sb.url + "/1.1/account/verify_credentials.json", auth=oauth(demo))
+    r = requests.get(sb.url + "/1.1/account/verify_credentials.json", auth=oauth1(demo))
     assert (r.status_code, r.json()["errors"][0]["code"]) == (401, 89)
     assert last_auth(sb)["outcome"] == "revoked"
     sb.control(restore_token=demo["access_token"])
-    assert requests.get(sb.url + "/2/users/me", auth=oauth(demo)).status_code == 200
+    assert requests.get(sb.url + "/2/users/me", auth=oauth1(demo)).status_code == 200
 
 
 def test_no_verify_signatures_skips_the_signature_but_not_the_token(demo):

@@ -10,6 +10,7 @@ import requests
 from requests_oauthlib import OAuth1
 
 import harness
+from toolenv import oauth1  # Tests/conftest.py puts Tests/ on sys.path
 
 
 @pytest.fixture(scope="module")
@@ -32,17 +33,12 @@ def rl(limited):
     return limited
 
 
-def oauth(demo, token=None, secret=None):
-    return OAuth1(demo["consumer_key"], demo["consumer_secret"], token or demo["access_token"],
-                  secret or demo["access_token_secret"])
-
-
 def rate(r):
     return tuple(int(r.headers[h]) for h in ("x-rate-limit-limit", "x-rate-limit-remaining", "x-rate-limit-reset"))
 
 
 def test_headers_count_down_then_429_then_reset(rl, demo):
-    seen = [requests.get(rl.url + "/2/users/me", auth=oauth(demo)) for _ in range(4)]
+    seen = [requests.get(rl.url + "/2/users/me", auth=oauth1(demo)) for _ in range(4)]
     assert [r.status_code for r in seen] == [200, 200, 200, 429]
     assert [rate(r)[:2] for r in seen] == [(3, 2), (3, 1), (3, 0), (3, 0)]
     assert seen[3].json() == {"title": "Too Many Requests", "detail": "Too Many Requests", "type": "about:blank",
@@ -50,10 +46,10 @@ def test_headers_count_down_then_429_then_reset(rl, demo):
     reset = rate(seen[3])[2]
     assert time.time() <= reset <= time.time() + 3
     # Another token has its own window.
-    jack = oauth(demo, "12-sandboxjackaccesstoken", "sandbox-jack-token-secret")
+    jack = oauth1(demo, "12-sandboxjackaccesstoken", "sandbox-jack-token-secret")
     assert requests.get(rl.url + "/2/users/me", auth=jack).status_code == 200
     time.sleep(max(0.0, reset - time.time()) + 0.05)
-    r = requests.get(rl.url + "/2/users/me", auth=oauth(demo))
+    r = requests.get(rl.url + "/2/users/me", auth=oauth1(demo))
     assert (r.status_code, rate(r)[1]) == (200, 2)
     assert rl.log()[3]["rate_limited"] is True
 
@@ -62,7 +58,7 @@ def test_app_only_tokens_have_the_app_limit(rl, demo):
     bearer = {"Authorization": "Bearer sandbox-bearer-token"}
     codes = [requests.get(rl.url + "/2/users/by/username/jack", headers=bearer).status_code for _ in range(3)]
     assert codes == [200, 200, 429]
-    assert requests.get(rl.url + "/2/users/by/username/jack", auth=oauth(demo)).headers["x-rate-limit-limit"] == "5"
+    assert requests.get(rl.url + "/2/users/by/username/jack", auth=oauth1(demo)).headers["x-rate-limit-limit"] == "5"
 
 
 def test_401_has_no_rate_headers(rl, demo):
@@ -71,7 +67,7 @@ def test_401_has_no_rate_headers(rl, demo):
 
 
 def test_24_hour_posting_cap(rl, demo):
-    rs = [requests.post(rl.url + "/2/tweets", json={"text": "post %d" % i}, auth=oauth(demo)) for i in range(4)]
+    rs = [requests.post(rl.url + "/2/tweets", json={"text": "post %d" % i}, auth=oauth1(demo)) for i in range(4)]
     assert [r.status_code for r in rs] == [201, 201, 201, 429]
     assert [r.headers["x-user-limit-24hour-remaining"] for r in rs] == ["2", "1", "0", "0"]
     assert rs[0].headers["x-app-limit-24hour-limit"] == "100"
@@ -83,35 +79,35 @@ def test_24_hour_posting_cap(rl, demo):
 
 def test_usage_cap_is_a_distinct_429(rl, demo):
     rl.control(usage_cap={"consumer_key": demo["consumer_key"], "period": "Daily", "scope": "Account"})
-    r = requests.get(rl.url + "/2/users/me", auth=oauth(demo))
+    r = requests.get(rl.url + "/2/users/me", auth=oauth1(demo))
     assert r.status_code == 429
     body = r.json()
     assert body["type"].endswith("/2/problems/usage-capped")
     assert (body["period"], body["scope"]) == ("Daily", "Account")
     rl.control(usage_cap=None)
-    assert requests.get(rl.url + "/2/users/me", auth=oauth(demo)).status_code == 200
+    assert requests.get(rl.url + "/2/users/me", auth=oauth1(demo)).status_code == 200
 
 
 def test_v11_rate_limit_is_code_88(rl, demo):
-    assert requests.get(rl.url + "/1.1/friends/ids.json", auth=oauth(demo)).status_code == 200
-    r = requests.get(rl.url + "/1.1/friends/ids.json", auth=oauth(demo))
+    assert requests.get(rl.url + "/1.1/friends/ids.json", auth=oauth1(demo)).status_code == 200
+    r = requests.get(rl.url + "/1.1/friends/ids.json", auth=oauth1(demo))
     assert (r.status_code, r.json()) == (429, {"errors": [{"code": 88, "message": "Rate limit exceeded"}]})
 
 
 def test_limits_can_be_changed_at_runtime(rl, demo):
     rl.control(rate_limits={"GET /2/users/me": {"limit": 1, "window": 30}})
-    assert requests.get(rl.url + "/2/users/me", auth=oauth(demo)).status_code == 200
-    assert requests.get(rl.url + "/2/users/me", auth=oauth(demo)).status_code == 429
+    assert requests.get(rl.url + "/2/users/me", auth=oauth1(demo)).status_code == 200
+    assert requests.get(rl.url + "/2/users/me", auth=oauth1(demo)).status_code == 429
     rl.control(reset_rate_limits=True, rate_limits={"GET /2/users/me": {"limit": 3, "window": 2}})
-    assert requests.get(rl.url + "/2/users/me", auth=oauth(demo)).status_code == 200
+    assert requests.get(rl.url + "/2/users/me", auth=oauth1(demo)).status_code == 200
 
 
 def test_legacy_429_style(demo):
     cfg = harness.merged_config(x={"v2_429_style": "legacy",
                                    "rate_limits": {"GET /2/users/me": {"limit": 1, "window": 60}}})
     with harness.Sandbox.start(config=cfg) as sb:
-        requests.get(sb.url + "/2/users/me", auth=oauth(demo))
-        r = requests.get(sb.url + "/2/users/me", auth=oauth(demo))
+        requests.get(sb.url + "/2/users/me", auth=oauth1(demo))
+        r = requests.get(sb.url + "/2/users/me", auth=oauth1(demo))
         assert (r.status_code, r.json()["errors"][0]["code"]) == (429, 88)
 
 
@@ -162,12 +158,12 @@ def test_changing_a_limit_resets_the_open_windows_of_that_endpoint(rl, demo):
     assert [requests.get(rl.url + "/2/users/by/username/jack", headers=bearer).status_code
             for _ in range(3)] == [200, 200, 429]
     rl.control(rate_limits={"GET /2/users/me": {"limit": 1, "window": 900}})
-    assert requests.get(rl.url + "/2/users/me", auth=oauth(demo)).status_code == 200
-    r = requests.get(rl.url + "/2/users/me", auth=oauth(demo))
+    assert requests.get(rl.url + "/2/users/me", auth=oauth1(demo)).status_code == 200
+    r = requests.get(rl.url + "/2/users/me", auth=oauth1(demo))
     assert r.status_code == 429 and rate(r)[2] >= time.time() + 800
     # Lowering the window must not leave the 900 s window open (tweepy slept 902 s).
     rl.control(rate_limits={"GET /2/users/me": {"limit": 1, "window": 3}})
-    r = requests.get(rl.url + "/2/users/me", auth=oauth(demo))
+    r = requests.get(rl.url + "/2/users/me", auth=oauth1(demo))
     assert (r.status_code, rate(r)[:2]) == (200, (1, 0))
     assert rate(r)[2] <= time.time() + 4
     assert requests.get(rl.url + "/2/users/by/username/jack", headers=bearer).status_code == 429
@@ -176,22 +172,22 @@ def test_changing_a_limit_resets_the_open_windows_of_that_endpoint(rl, demo):
 def test_post_caps_through_the_control_api(rl, demo):
     rl.control(post_caps={"user": {"limit": 1, "window": 3600}})
     assert rl.state()["x_post_caps"]["user"] == {"limit": 1, "window": 3600.0}
-    rs = [requests.post(rl.url + "/2/tweets", json={"text": "capped %d" % i}, auth=oauth(demo)) for i in range(2)]
+    rs = [requests.post(rl.url + "/2/tweets", json={"text": "capped %d" % i}, auth=oauth1(demo)) for i in range(2)]
     assert [r.status_code for r in rs] == [201, 429]
     assert [r.headers["x-user-limit-24hour-remaining"] for r in rs] == ["0", "0"]
     assert rs[1].headers["x-user-limit-24hour-limit"] == "1"
     assert int(rs[1].headers["x-user-limit-24hour-reset"]) >= time.time() + 3500
-    r = requests.post(rl.url + "/1.1/statuses/update.json", data={"status": "capped v1.1"}, auth=oauth(demo))
+    r = requests.post(rl.url + "/1.1/statuses/update.json", data={"status": "capped v1.1"}, auth=oauth1(demo))
     assert (r.status_code, r.json()["errors"][0]["code"]) == (403, 185)
     # Changing a cap restarts its count; null lifts it (and its headers).
     rl.control(post_caps={"user": {"limit": 2, "window": 60}})
-    r = requests.post(rl.url + "/2/tweets", json={"text": "capped 2"}, auth=oauth(demo))
+    r = requests.post(rl.url + "/2/tweets", json={"text": "capped 2"}, auth=oauth1(demo))
     assert (r.status_code, r.headers["x-user-limit-24hour-remaining"]) == (201, "1")
     rl.control(post_caps={"user": None, "app": {"limit": 1, "window": 60}})
-    r = requests.post(rl.url + "/2/tweets", json={"text": "capped 3"}, auth=oauth(demo))
+    r = requests.post(rl.url + "/2/tweets", json={"text": "capped 3"}, auth=oauth1(demo))
     assert r.status_code == 201 and "x-user-limit-24hour-limit" not in r.headers
     assert r.headers["x-app-limit-24hour-remaining"] == "0"
-    assert requests.post(rl.url + "/2/tweets", json={"text": "capped 4"}, auth=oauth(demo)).status_code == 429
+    assert requests.post(rl.url + "/2/tweets", json={"text": "capped 4"}, auth=oauth1(demo)).status_code == 429
     # reset goes back to the configured caps (user 3 / 60 in this module).
     rl.clear()
     assert rl.state()["x_post_caps"] == {"user": {"limit": 3, "window": 60.0}, "app": {"limit": 100, "window": 60.0}}

@@ -2,13 +2,11 @@
 import requests
 from requests_oauthlib import OAuth1
 
-
-def oauth(demo):
-    return OAuth1(demo["consumer_key"], demo["consumer_secret"], demo["access_token"], demo["access_token_secret"])
+from toolenv import oauth1  # Tests/conftest.py puts Tests/ on sys.path
 
 
 def update(sb, demo, **form):
-    return requests.post(sb.url + "/1.1/statuses/update.json", data=form, auth=oauth(demo))
+    return requests.post(sb.url + "/1.1/statuses/update.json", data=form, auth=oauth1(demo))
 
 
 def test_status_update_returns_the_tweet_object(sb, demo):
@@ -50,7 +48,7 @@ def test_friends_ids_cursor_walk(sb, demo):
     while cursor != "0":
         r = requests.get(sb.url + "/1.1/friends/ids.json",
                          params={"screen_name": "socialpipe_demo", "cursor": cursor, "count": 1000,
-                                 "stringify_ids": "true"}, auth=oauth(demo))
+                                 "stringify_ids": "true"}, auth=oauth1(demo))
         body = r.json()
         assert all(isinstance(i, str) for i in body["ids"])
         assert str(body["next_cursor"]) == body["next_cursor_str"]
@@ -76,12 +74,12 @@ def test_friends_ids_numbers_paging_back_and_count_cap(sb, demo):
                         headers={"Authorization": "Bearer sandbox-bearer-token"}).json()
     assert back["ids"] == first["ids"]
     big = requests.get(sb.url + "/1.1/friends/ids.json", params={"user_id": "12", "count": 9000},
-                       auth=oauth(demo)).json()
+                       auth=oauth1(demo)).json()
     assert len(big["ids"]) == 5000
     r = requests.get(sb.url + "/1.1/friends/ids.json", params={"user_id": "12", "cursor": "12345"},
-                     auth=oauth(demo))
+                     auth=oauth1(demo))
     assert r.status_code == 400
-    r = requests.get(sb.url + "/1.1/friends/ids.json", params={"screen_name": "nobody_zz"}, auth=oauth(demo))
+    r = requests.get(sb.url + "/1.1/friends/ids.json", params={"screen_name": "nobody_zz"}, auth=oauth1(demo))
     assert (r.status_code, r.json()["errors"][0]["code"]) == (404, 50)
 
 
@@ -100,7 +98,7 @@ def test_auth_kinds_on_v11(sb, demo):
                                                "error": "Read-only application cannot POST."})
     assert "x-rate-limit-limit" not in r.headers and sb.posts()["total"] == 0
     assert requests.get(sb.url + "/1.1/friends/ids.json", auth=ro).status_code == 200
-    r = requests.get(sb.url + "/1.1/account/verify_credentials.json", auth=oauth(demo))
+    r = requests.get(sb.url + "/1.1/account/verify_credentials.json", auth=oauth1(demo))
     assert r.json()["id_str"] == demo["user_id"] and r.json()["friends_count"] == 2500
 
 

@@ -1,15 +1,11 @@
 """X API v2 behaviour: POST /2/tweets, users/me, user lookup, following lists."""
 import pytest
 import requests
-from requests_oauthlib import OAuth1
 from twitter_text import parse_tweet
 
+from toolenv import oauth1  # Tests/conftest.py puts Tests/ on sys.path
+
 PROBLEMS = "https://api.twitter.com/2/problems/"
-
-
-def oauth(demo, token=None, secret=None, consumer=None):
-    ck, cs = consumer or (demo["consumer_key"], demo["consumer_secret"])
-    return OAuth1(ck, cs, token or demo["access_token"], secret or demo["access_token_secret"])
 
 
 def bearer(token):
@@ -17,7 +13,7 @@ def bearer(token):
 
 
 def post(sb, demo, body, **kw):
-    auth = kw.pop("auth") if "auth" in kw else oauth(demo)
+    auth = kw.pop("auth") if "auth" in kw else oauth1(demo)
     return requests.post(sb.url + "/2/tweets", json=body, auth=auth, **kw)
 
 
@@ -39,7 +35,7 @@ def test_create_post_returns_201_with_id_and_text(sb, demo):
 
 
 def test_create_post_requires_json_content_type(sb, demo):
-    r = requests.post(sb.url + "/2/tweets", data='{"text": "x"}', auth=oauth(demo),
+    r = requests.post(sb.url + "/2/tweets", data='{"text": "x"}', auth=oauth1(demo),
                       headers={"Content-Type": "text/plain"})
     assert r.status_code == 400
     body = r.json()
@@ -61,7 +57,7 @@ def test_duplicate_text_by_the_same_author_is_the_real_403(sb, demo):
     assert r.status_code == 403
     assert r.json() == {"title": "Forbidden", "type": "about:blank", "status": 403,
                         "detail": "You are not allowed to create a Tweet with duplicate content."}
-    jack = oauth(demo, "12-sandboxjackaccesstoken", "sandbox-jack-token-secret")
+    jack = oauth1(demo, "12-sandboxjackaccesstoken", "sandbox-jack-token-secret")
     assert post(sb, demo, {"text": "same words"}, auth=jack).status_code == 201
     assert sb.posts()["counts"] == {"same words": 2}
     assert sb.log()[1]["duplicate"] is True
@@ -136,12 +132,12 @@ def test_auth_types_per_endpoint(sb, demo):
 
 
 def test_read_only_and_unenrolled_apps(sb, demo):
-    ro = oauth(demo, "1000000000000000001-sandboxreadonlytoken", "sandbox-readonly-token-secret",
+    ro = oauth1(demo, "1000000000000000001-sandboxreadonlytoken", "sandbox-readonly-token-secret",
                ("sandbox-readonly-consumer-key", "sandbox-readonly-consumer-secret"))
     r = post(sb, demo, {"text": "read only"}, auth=ro)
     assert r.status_code == 403 and r.json()["type"] == PROBLEMS + "oauth1-permissions"
     assert requests.get(sb.url + "/2/users/me", auth=ro).status_code == 200
-    un = oauth(demo, "1000000000000000001-sandboxunenrolledtoken", "sandbox-unenrolled-token-secret",
+    un = oauth1(demo, "1000000000000000001-sandboxunenrolledtoken", "sandbox-unenrolled-token-secret",
                ("sandbox-unenrolled-consumer-key", "sandbox-unenrolled-consumer-secret"))
     r = requests.get(sb.url + "/2/users/me", auth=un)
     body = r.json()
@@ -153,15 +149,15 @@ def test_read_only_and_unenrolled_apps(sb, demo):
 # -- users ----------------------------------------------------------------------
 
 def test_users_me(sb, demo):
-    r = requests.get(sb.url + "/2/users/me", auth=oauth(demo))
+    r = requests.get(sb.url + "/2/users/me", auth=oauth1(demo))
     assert r.json() == {"data": {"id": demo["user_id"], "name": "socialpipe demo", "username": "socialpipe_demo"}}
-    r = requests.get(sb.url + "/2/users/me", params={"user.fields": "created_at,public_metrics"}, auth=oauth(demo))
+    r = requests.get(sb.url + "/2/users/me", params={"user.fields": "created_at,public_metrics"}, auth=oauth1(demo))
     data = r.json()["data"]
     assert data["created_at"] == "2026-01-01T00:00:00.000Z"
     assert data["public_metrics"]["following_count"] == 2500
-    r = requests.get(sb.url + "/2/users/me", params={"user.fields": "shoe_size"}, auth=oauth(demo))
+    r = requests.get(sb.url + "/2/users/me", params={"user.fields": "shoe_size"}, auth=oauth1(demo))
     assert r.status_code == 400 and r.json()["errors"][0]["parameters"] == {"user.fields": ["shoe_size"]}
-    r = requests.get(sb.url + "/2/users/me", params={"colour": "red"}, auth=oauth(demo))
+    r = requests.get(sb.url + "/2/users/me", params={"colour": "red"}, auth=oauth1(demo))
     assert r.status_code == 400
     r = requests.get(sb.url + "/2/users/me", headers=bearer("sandbox-bearer-token"))
     assert r.status_code == 403
@@ -170,7 +166,7 @@ def test_users_me(sb, demo):
 def test_user_by_username(sb, demo):
     r = requests.get(sb.url + "/2/users/by/username/JACK", headers=bearer("sandbox-bearer-token"))
     assert r.json() == {"data": {"id": "12", "name": "jack", "username": "jack"}}
-    r = requests.get(sb.url + "/2/users/by/username/nobody_zz", auth=oauth(demo))
+    r = requests.get(sb.url + "/2/users/by/username/nobody_zz", auth=oauth1(demo))
     assert r.status_code == 200
     body = r.json()
     assert "data" not in body
@@ -178,9 +174,9 @@ def test_user_by_username(sb, demo):
         "value": "nobody_zz", "detail": "Could not find user with username: [nobody_zz].",
         "title": "Not Found Error", "resource_type": "user", "parameter": "username",
         "resource_id": "nobody_zz", "type": PROBLEMS + "resource-not-found"}]
-    r = requests.get(sb.url + "/2/users/by/username/not-valid!", auth=oauth(demo))
+    r = requests.get(sb.url + "/2/users/by/username/not-valid!", auth=oauth1(demo))
     assert r.status_code == 400
-    r = requests.get(sb.url + "/2/users/by/username/u42", auth=oauth(demo))
+    r = requests.get(sb.url + "/2/users/by/username/u42", auth=oauth1(demo))
     assert r.json()["data"] == {"id": "500000000000000042", "name": "Account 42", "username": "u42"}
 
 
@@ -213,13 +209,13 @@ def walk(sb, user_id, headers=None, auth=None, **params):
 
 
 def test_following_walk_is_complete_and_duplicate_free(sb, demo):
-    pages = walk(sb, demo["user_id"], auth=oauth(demo), max_results=1000)
+    pages = walk(sb, demo["user_id"], auth=oauth1(demo), max_results=1000)
     assert [p["meta"]["result_count"] for p in pages] == [1000, 1000, 500]
     ids = [u["id"] for p in pages for u in p["data"]]
     assert len(ids) == len(set(ids)) == 2500
     assert ids[0] == "12"
     assert "previous_token" not in pages[0]["meta"] and "previous_token" in pages[1]["meta"]
-    again = walk(sb, demo["user_id"], auth=oauth(demo), max_results=1000)
+    again = walk(sb, demo["user_id"], auth=oauth1(demo), max_results=1000)
     assert [u["id"] for p in again for u in p["data"]] == ids
 
 
@@ -239,16 +235,16 @@ def test_following_default_page_size_and_fields(sb, demo):
 
 
 def test_empty_following_page_has_no_data_key(sb, demo):
-    r = requests.get(sb.url + "/2/users/1000000000000000002/following", auth=oauth(demo))
+    r = requests.get(sb.url + "/2/users/1000000000000000002/following", auth=oauth1(demo))
     assert r.json() == {"meta": {"result_count": 0}}
-    r = requests.get(sb.url + "/2/users/500000000000000042/following", auth=oauth(demo))
+    r = requests.get(sb.url + "/2/users/500000000000000042/following", auth=oauth1(demo))
     assert r.json() == {"meta": {"result_count": 0}}
 
 
 @pytest.mark.parametrize("params", [{"max_results": "0"}, {"max_results": "1001"}, {"max_results": "ten"},
                                     {"pagination_token": "nonsense"}, {"pagination_token": "0000000000000000"}])
 def test_following_rejects_bad_parameters(sb, demo, params):
-    r = requests.get(sb.url + "/2/users/12/following", params=params, auth=oauth(demo))
+    r = requests.get(sb.url + "/2/users/12/following", params=params, auth=oauth1(demo))
     assert r.status_code == 400
     body = r.json()
     assert body["type"] == PROBLEMS + "invalid-request"
@@ -256,19 +252,19 @@ def test_following_rejects_bad_parameters(sb, demo, params):
 
 
 def test_following_token_is_bound_to_its_list(sb, demo):
-    token = requests.get(sb.url + "/2/users/12/following", auth=oauth(demo)).json()["meta"]["next_token"]
+    token = requests.get(sb.url + "/2/users/12/following", auth=oauth1(demo)).json()["meta"]["next_token"]
     r = requests.get(sb.url + "/2/users/%s/following" % demo["user_id"], params={"pagination_token": token},
-                     auth=oauth(demo))
+                     auth=oauth1(demo))
     assert r.status_code == 400
 
 
 def test_following_of_unknown_user_is_a_200_with_errors(sb, demo):
-    r = requests.get(sb.url + "/2/users/77/following", auth=oauth(demo))
+    r = requests.get(sb.url + "/2/users/77/following", auth=oauth1(demo))
     assert r.status_code == 200
     assert r.json()["errors"][0]["detail"] == "Could not find user with id: [77]."
 
 
 def test_unknown_routes(sb, demo):
-    assert requests.get(sb.url + "/2/nothing", auth=oauth(demo)).status_code == 404
-    r = requests.get(sb.url + "/1.1/nothing.json", auth=oauth(demo))
+    assert requests.get(sb.url + "/2/nothing", auth=oauth1(demo)).status_code == 404
+    r = requests.get(sb.url + "/1.1/nothing.json", auth=oauth1(demo))
     assert (r.status_code, r.json()["errors"][0]["code"]) == (404, 34)

@@ -28,7 +28,7 @@ import urllib.parse
 
 import pytest
 
-from toolenv import closed_port  # Tests/conftest.py puts Tests/ on sys.path
+from toolenv import closed_port, credentials_path, jl, write_private  # Tests/conftest.py puts Tests/ on sys.path
 
 # --------------------------------------------------------------------------------------
 # secrets
@@ -125,13 +125,6 @@ def line(*parts):
     return b"".join(p if isinstance(p, bytes) else p.encode("utf-8") for p in parts)
 
 
-def jl(*records):
-    out = []
-    for r in records:
-        out.append(r if isinstance(r, bytes) else js(r).encode("utf-8"))
-    return b"".join(x + b"\n" for x in out)
-
-
 def twitter_oauth1(cs, ts):
     return {"consumer_key": CONSUMER_KEY, "consumer_secret": cs, "access_token": ACCESS_TOKEN,
             "access_token_secret": ts}
@@ -161,12 +154,7 @@ def credentials_text(default=None):
 
 
 def write_credentials(home, text, mode=0o600):
-    d = home / ".config" / "socialpipe"
-    d.mkdir(parents=True, exist_ok=True)
-    path = d / "credentials.json"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
+    path = write_private(credentials_path(home), text)
     os.chmod(path, mode)
     return path
 

@@ -32,6 +32,8 @@ import threading
 import time
 
 import pytest
+import trustme
+import twitter_text
 
 import harness  # Tests/conftest.py puts sandbox/ and Tests/ on sys.path
 from toolenv import (X_DEMO_CREDENTIALS, X_OAUTH2_USER_TOKEN as OAUTH2_USER_TOKEN, LineReader, Run, Running,
@@ -245,9 +247,8 @@ WEIGHTED = [
 
 def test_weighted_length_table_agrees_with_twitter_text():
     """Guards the table above (twitter-text-parser is in Tests/requirements.txt)."""
-    tt = pytest.importorskip("twitter_text")
     for name, text, weighted in WEIGHTED:
-        assert tt.parse_tweet(text).weightedLength == weighted, name
+        assert twitter_text.parse_tweet(text).weightedLength == weighted, name
 
 
 @pytest.mark.parametrize("name,text,weighted", WEIGHTED, ids=[w[0] for w in WEIGHTED])
@@ -363,13 +364,9 @@ def test_no_credentials_anywhere_is_a_configuration_error_before_reading(run, sb
 
 
 def test_a_record_profile_without_x_credentials_is_auth_and_the_run_goes_on(run, sb, home):
-    d = home / ".config" / "socialpipe"
-    d.mkdir(parents=True)
-    f = d / "credentials.json"
-    f.write_text(json.dumps({"profiles": {"fb-only": {"facebook": {"access_token": "t"}},
-                                          "x": {"twitter": {"consumer_key": "k", "consumer_secret": "s",
-                                                            "access_token": "t", "access_token_secret": "u"}}}}))
-    f.chmod(0o600)
+    x = {"consumer_key": "k", "consumer_secret": "s", "access_token": "t", "access_token_secret": "u"}
+    write_private(credentials_path(home), {"profiles": {"fb-only": {"facebook": {"access_token": "t"}},
+                                                        "x": {"twitter": x}}})
     r = run([], jl({"text": "profile without x", "profile": "fb-only"}), credentials={})
     [env] = r.envelopes
     assert env["error"]["kind"] == "auth" and env["error"]["attempts"] == 0, r
@@ -378,14 +375,9 @@ def test_a_record_profile_without_x_credentials_is_auth_and_the_run_goes_on(run,
 
 
 def test_credentials_file_profiles(run, sb, home):
-    d = home / ".config" / "socialpipe"
-    d.mkdir(parents=True)
-    f = d / "credentials.json"
-    tw = lambda c: {"consumer_key": c["TW_CONSUMER_KEY"], "consumer_secret": c["TW_CONSUMER_SECRET"],
-                    "access_token": c["TW_ACCESS_TOKEN"], "access_token_secret": c["TW_ACCESS_TOKEN_SECRET"]}
-    f.write_text(json.dumps({"default": "main", "profiles": {"main": {"twitter": tw(creds())},
-                                                             "ro": {"twitter": tw(READONLY)}}}))
-    os.chmod(f, 0o600)
+    f = write_private(credentials_path(home), {"default": "main",
+                                               "profiles": {"main": {"twitter": twitter_section(creds())},
+                                                            "ro": {"twitter": twitter_section(READONLY)}}})
     r = run([], jl("from the default profile", {"text": "from ro", "profile": "ro"},
                    {"text": "from nowhere", "profile": "missing"}, "after the missing one"), credentials={})
     got = r.by_line()
@@ -854,25 +846,10 @@ def test_help_and_version(bin_path, make_env):
 # --------------------------------------------------------------------------------------
 
 def _load_length_cases():
-    path = HERE / "tweet_length_cases.py"
-    if not path.exists():
-        return None
-    spec = importlib.util.spec_from_file_location("tweet_length_cases", path)
+    spec = importlib.util.spec_from_file_location("tweet_length_cases", HERE / "tweet_length_cases.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def _case_text(case):
-    if isinstance(case, str):
-        return case
-    if isinstance(case, dict):
-        return case["text"]
-    if isinstance(case, (tuple, list)):
-        strings = [c for c in case if isinstance(c, str)]
-        # (description, text) or (text, ...): the text is the last string when there are two.
-        return strings[-1] if len(strings) > 1 else strings[0]
-    raise TypeError("unrecognised case %r" % (case,))
 
 
 def test_weighted_length_differential(run, sb):
@@ -881,11 +858,10 @@ def test_weighted_length_differential(run, sb):
     oracle is knowingly wrong) is at most 280; refused as `validation` naming that length
     otherwise. Empty texts and texts with U+FFFE/U+FEFF/U+FFFF must be `validation` too."""
     module = _load_length_cases()
-    if module is None:
-        pytest.skip("Tests/tw-post/tweet_length_cases.py does not exist yet (owned by another engineer)")
-    overrides = getattr(module, "EXCLUDED_EXPECTED", {}) or {}
-    texts = [_case_text(c) for c in module.CASES]
-    assert texts, "no cases"
+    overrides = module.EXCLUDED_EXPECTED
+    texts = module.CASES
+    assert len(texts) > 1500 and all(isinstance(t, str) for t in texts), "CASES is not the texts the module promises"
+    assert set(module.ORACLE_EXCLUDED) <= set(texts) and set(overrides) == set(module.ORACLE_EXCLUDED)
     r = run(["--dry-run"], jl(*[{"text": t} for t in texts]), timeout=60)
     got = r.by_line()
     assert sorted(got) == list(range(1, len(texts) + 1))
@@ -1070,7 +1046,6 @@ def test_api_base_must_be_an_absolute_http_url(run, sb, how):
 
 @pytest.fixture(scope="module")
 def tls_sandbox_proc():
-    pytest.importorskip("trustme")
     with harness.Sandbox.start(tls=True) as s:
         yield s
 
@@ -1085,7 +1060,6 @@ def test_cacert_that_is_not_a_pem_bundle_is_a_configuration_error(bin_path, home
     """Issue 7 item 9: --cacert FILE must be a readable PEM bundle with a certificate;
     otherwise exit 3 at start naming the file, stdin unread, nothing sent (not a
     `network` error on every record). A real CA bundle is accepted."""
-    trustme = pytest.importorskip("trustme")
     empty = tmp_path / "empty.pem"
     empty.write_bytes(b"")
     garbage = tmp_path / "garbage.pem"

@@ -20,6 +20,7 @@ import subprocess
 import threading
 
 import pytest
+import trustme
 
 TOOL = "tw-post"
 
@@ -251,7 +252,6 @@ def test_tls_failure_is_a_network_error_whose_message_says_which(bin_path, scrub
     (a lasting failure is not retried), nothing but the handshake reaches the server, and
     the message names the cause (today: the generic "SSL peer certificate or SSH remote key
     was not OK" for all three)."""
-    trustme = pytest.importorskip("trustme")
     build, must, must_not = TLS_CASES[case]
     ca = trustme.CA()
     ca_file = tmp_path / "ca.pem"

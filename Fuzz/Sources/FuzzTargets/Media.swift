@@ -24,6 +24,5 @@ public enum Media {
         case .quicktime: carriesSignature = has("ftypqt  ", at: 4) || has("wide", at: 4) || has("moov", at: 4) || has("mdat", at: 4)
         }
         require(carriesSignature, "sniffed as \(kind.mimeType) without its signature: \(escaped(head))")
-        require(kind.isVideo == kind.mimeType.hasPrefix("video/"), "\(kind.mimeType) and isVideo disagree")
     }
 }

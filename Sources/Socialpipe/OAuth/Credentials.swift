@@ -209,7 +209,4 @@ public final class CredentialSource<Credentials> {
         [fromEnvironment, fromSelectedProfile].contains { $0.map(test) ?? false }
             || store.profileNames.contains { profile($0).map(test) ?? false }
     }
-
-    /// The credentials records get when they name no profile.
-    public var defaults: Credentials? { fromEnvironment ?? fromSelectedProfile }
 }

@@ -53,6 +53,13 @@ public struct OAuth1Request: Sendable {
     }
 }
 
+/// A private key that makes RSA-SHA1 signatures (RFC 5849 §3.4.3). The
+/// tool that takes one loads it; the signer only asks it to sign.
+public protocol RSASHA1Key: AnyObject {
+    /// RSASSA-PKCS1-v1_5 over SHA-1 of `message`; nil when signing fails.
+    func signSHA1(_ message: UnsafeBufferPointer<UInt8>) -> [UInt8]?
+}
+
 /// A computed signature and what to send with it.
 public struct OAuth1Signature: Sendable {
     /// The signature base string (RFC 5849 §3.4.1).
@@ -77,7 +84,7 @@ public enum OAuth1 {
     /// Signs `request`. `rsaKey` is needed for RSA-SHA1 only; nil comes back
     /// when RSA signing fails.
     public static func sign(_ request: OAuth1Request, credentials: OAuth1Credentials,
-                            crypto: Crypto, rsaKey: RSAPrivateKey? = nil) -> OAuth1Signature? {
+                            crypto: Crypto, rsaKey: (any RSASHA1Key)? = nil) -> OAuth1Signature? {
         let signer = OAuth1Signer(crypto: crypto)
         signer.begin()
         request.addParameters(to: signer)
@@ -319,7 +326,7 @@ public final class OAuth1Signer {
     /// secrets are raw; false when RSA signing fails (or no RSA key is given).
     public func sign(method: UnsafeBufferPointer<UInt8>, baseURI: UnsafeBufferPointer<UInt8>,
                      signatureMethod: SignatureMethod, consumerSecret: UnsafeBufferPointer<UInt8>,
-                     tokenSecret: UnsafeBufferPointer<UInt8>, rsaKey: RSAPrivateKey?) -> Bool {
+                     tokenSecret: UnsafeBufferPointer<UInt8>, rsaKey: (any RSASHA1Key)?) -> Bool {
         let signatureIndex = OAuth1Parameter.signature.rawValue
         ranges[signatureIndex * 2] = -1
         for raw in 0..<Self.parameterCount {

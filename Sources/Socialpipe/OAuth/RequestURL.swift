@@ -31,8 +31,6 @@ public struct RequestURL: Sendable {
         public var query: Range<Int>?
         /// The base string URI (RFC 5849 §3.4.1.2): scheme to path.
         public var baseURI: Range<Int> { scheme.lowerBound..<path.upperBound }
-        /// The whole URL as it is sent.
-        public var whole: Range<Int> { scheme.lowerBound..<(query?.upperBound ?? path.upperBound) }
     }
 
     /// The base string URI: scheme, authority and path (RFC 5849 §3.4.1.2).

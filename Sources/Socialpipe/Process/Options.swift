@@ -162,7 +162,6 @@ public struct ArgumentParser {
     public init(tool: ToolDescription, options: [OptionSpec]) {
         self.tool = tool
         self.options = options
-        Diagnostics.toolName = tool.name
     }
 
     /// Parses `arguments` (without the program name).
@@ -233,13 +232,9 @@ public struct ArgumentParser {
         }
         if parsed.isSet(CommonOptions.help) { return .show(helpText) }
         if parsed.isSet(CommonOptions.version) { return .show("\(tool.name) \(socialpipeVersion)\n") }
-        if !tool.commands.isEmpty {
-            let known = tool.commands.joined(separator: ", ")
-            guard let command = parsed.positional.first else { throw .usage("no command: give one of \(known)") }
-            guard tool.commands.contains(command) else { throw .usage("unknown command '\(command)': give one of \(known)") }
-            if parsed.positional.count > 1 { throw .usage("unexpected argument '\(parsed.positional[1])' after \(command)") }
-            return .run(parsed)
-        }
+        // An interactive tool's arguments are its command, read where it
+        // becomes the tool's own type (SocialpipeInteractive's `ToolMain.run`).
+        if !tool.commands.isEmpty { return .run(parsed) }
         if tool.primaryField == nil {
             if parsed.isSet(CommonOptions.rawInput) { throw .usage("-R: \(tool.name) has no primary field; give JSON objects") }
             if let first = parsed.positional.first {
@@ -311,6 +306,7 @@ public enum ToolMain {
         // process of the user read them from memory.
         _ = sp_set_dumpable(0)
         StandardStreams.prepare()
+        Diagnostics.toolName = tool.name
         let parser = ArgumentParser(tool: tool, options: options)
         do throws(StartupError) {
             switch try parser.parse(Array(CommandLine.arguments.dropFirst())) {

@@ -31,8 +31,8 @@ final class OutcomeQueue {
     }
 
     enum Pending {
-        /// Lines as they go out (the tool's own format).
-        case lines([UInt8], count: Int)
+        /// A line as it goes out (the tool's own format), with its newline.
+        case line([UInt8])
         /// An envelope after its start, which the slot's echo supplies when it goes out.
         case envelope(ok: Bool, rest: [UInt8])
         case diagnostic(String)
@@ -96,7 +96,7 @@ final class OutcomeQueue {
 
     /// Writes one line, serialised by `body` into the output or into the slot.
     func writeLine(in slot: Slot, failed: Bool, _ body: (ByteBuffer) -> Void) {
-        write(in: slot, failed: failed, start: {}, held: { .lines($0, count: 1) }, body)
+        write(in: slot, failed: failed, start: {}, held: Pending.line, body)
     }
 
     /// Straight into the output after `start` at the head; else serialised
@@ -175,7 +175,7 @@ final class OutcomeQueue {
     private func release(_ slot: Slot) {
         for item in slot.pending {
             switch item {
-            case .lines(let bytes, _):
+            case .line(let bytes):
                 bytes.withUnsafeBufferPointer { output.buffer.append($0) }
                 output.endLine(appended: false)
             case .envelope(let ok, let rest):

@@ -16,8 +16,6 @@ public enum MediaKind: Sendable, Equatable {
         }
     }
 
-    public var isVideo: Bool { self == .mp4 || self == .quicktime }
-
     /// How many leading bytes `sniff` looks at.
     public static let headLength = 16
 
