@@ -58,7 +58,7 @@ final class DeviceJob: Job {
                    seconds: interval)
     }
 
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         do throws(RecordError) {
             switch phase {
             case .login:
@@ -98,7 +98,7 @@ final class DeviceJob: Job {
     }
 
     /// Pending and slow down are answers to wait on; expired ends the login.
-    func recovering(from error: RecordError) -> JobStep? {
+    private func recovering(from error: RecordError) -> JobStep? {
         guard phase == .polling, let subcode = GraphService.subcode(of: error) else { return nil }
         do throws(RecordError) {
             switch subcode {
@@ -125,7 +125,7 @@ final class DeviceJob: Job {
         return expired
     }
 
-    func ending(with error: RecordError) -> RecordError {
+    private func ending(with error: RecordError) -> RecordError {
         var error = error
         switch phase {
         case .login where error.kind == .auth:
@@ -138,5 +138,9 @@ final class DeviceJob: Job {
             break
         }
         return error
+    }
+
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:), recovering: recovering(from:), ending: ending(with:))
     }
 }

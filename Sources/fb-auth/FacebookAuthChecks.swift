@@ -40,7 +40,7 @@ final class PagesJob: Job {
         return .send(auth.request("GET", "/me/accounts?" + query, authorizer: authorizer))
     }
 
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         guard let body = answer.json, let pages = body["data"], pages.kind == .array else {
             return .fail(RecordError(.http, "/me/accounts answered without a data list", status: answer.status))
         }
@@ -78,6 +78,10 @@ final class PagesJob: Job {
                                      + "(fb-auth pages --profile \(profile) lists them)"))
         }
         return .done
+    }
+
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:))
     }
 }
 
@@ -124,7 +128,7 @@ final class StatusJob: Job {
         }
     }
 
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         guard let data = answer.json?["data"], data.kind == .object, let valid = data["is_valid"]?.bool else {
             return .fail(RecordError(.http, "debug_token answered without data.is_valid", status: answer.status))
         }
@@ -150,7 +154,7 @@ final class StatusJob: Job {
 
     /// A token Graph refuses outright, or one of another app than the app
     /// token's, is not valid: an answer, not a failure of the check.
-    func recovering(from error: RecordError) -> JobStep? {
+    private func recovering(from error: RecordError) -> JobStep? {
         var problem = error.message
         if error.code == "100" && error.message.contains("App_id") {
             problem += " (the token belongs to another app than the app id given)"
@@ -160,6 +164,10 @@ final class StatusJob: Job {
         ProfileEditor.line(reply, [("profile", profile.map { .string($0) } ?? .null), ("valid", .bool(false)),
                                   ("problem", .string(problem))], failsRun: true)
         return .done
+    }
+
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:), recovering: recovering(from:))
     }
 }
 
@@ -191,12 +199,12 @@ final class LogoutJob: Job {
         }
     }
 
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         finish(revoked: answer.json?["success"]?.bool ?? true)
     }
 
     /// A token Facebook no longer takes is as good as revoked.
-    func recovering(from error: RecordError) -> JobStep? {
+    private func recovering(from error: RecordError) -> JobStep? {
         error.kind == .auth ? finish(revoked: false) : nil
     }
 
@@ -209,5 +217,9 @@ final class LogoutJob: Job {
         ProfileEditor.line(reply, [("profile", .string(profile)), ("revoked", .bool(revoked)), ("removed", .bool(true)),
                                   ("credentials", .string(auth.path))])
         return .done
+    }
+
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:), recovering: recovering(from:))
     }
 }

@@ -101,7 +101,7 @@ final class PINJob: Job {
         }
     }
 
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         step += 1
         guard var signer else { return .done }
         switch step {
@@ -142,7 +142,7 @@ final class PINJob: Job {
         }
     }
 
-    func ending(with error: RecordError) -> RecordError {
+    private func ending(with error: RecordError) -> RecordError {
         guard step == 1, error.status == 401 else { return error }
         var error = error
         error.message += " (the PIN was not accepted; a request token takes one try: run tw-auth pin again)"
@@ -154,6 +154,10 @@ final class PINJob: Job {
         var request = request
         request.answersWithJSON = false
         return request
+    }
+
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:), ending: ending(with:))
     }
 }
 
@@ -181,7 +185,7 @@ final class AppJob: Job {
         }
     }
 
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         guard let token = answer.json?["access_token"]?.string else {
             return .fail(RecordError(.auth, "the token endpoint answered without an access_token", status: answer.status))
         }
@@ -193,5 +197,9 @@ final class AppJob: Job {
         }
         ProfileEditor.line(reply, [("profile", .string(profile)), ("method", .string("app")), ("credentials", .string(auth.path))])
         return .done
+    }
+
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:))
     }
 }

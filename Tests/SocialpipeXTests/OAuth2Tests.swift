@@ -35,9 +35,9 @@ import TestSupport
             Issue.record("bad fixture")
             return
         }
-        let session = OAuth2Session(profile: "p", path: path, token: token)
+        let session = OAuth2Session(profile: "p", path: path, token: token, apiBase: "http://127.0.0.1:9", service: XService())
         #expect(session.isExpiring)
-        #expect(throws: RecordError.self) { _ = try session.refreshRequest(apiBase: "http://127.0.0.1:9", service: XService()) }
+        #expect(throws: RecordError.self) { _ = try session.refreshIfDue() }
         let lock = try CredentialFile.lock(path, timeout: 0.1)
         lock.release()
     }
