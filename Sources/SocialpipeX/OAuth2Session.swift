@@ -41,34 +41,36 @@ public struct OAuth2Token: Sendable {
 
 /// One profile's OAuth 2.0 user token for the whole run, shared by every
 /// record that uses the profile. It is refreshed before use when it expires
-/// within a minute, and once after a 401. Refresh tokens are single-use, so
-/// the refresh happens under the credentials file's lock: the file is read
-/// again first (another process may have refreshed already, and its pair is
-/// then used), and the new pair is written to the file before it is used.
+/// within a minute, and once after a 401 (its authorizer asks the engine for
+/// the refresh as a prerequisite of the requests it signs). Refresh tokens
+/// are single-use, so the refresh happens under the credentials file's lock:
+/// the file is read again first (another process may have refreshed already,
+/// and its pair is then used), and the new pair is written to the file
+/// before it is used.
 public final class OAuth2Session {
     public let profile: String
     /// The credentials file the token came from.
     let path: String
+    /// Where the token endpoint is, and what its answers mean.
+    let apiBase: String
+    let service: APIService
     private(set) var token: OAuth2Token
-    /// Bumped by every new token: a request that got a 401 with an older one
-    /// just goes again.
-    public private(set) var generation = 0
+    /// Set by a 401 with the current token: it is refreshed before the next use.
+    private var refused = false
     private var lock: CredentialFile.Lock?
-    /// The refresh on its way, shared by the jobs that wait for it.
-    private var refreshInFlight: RequestSpec?
-    /// The answer already taken (every waiting job hands it in), and what
-    /// went wrong with it, if anything.
-    private weak var taken: ResponseBody?
-    private var takenProblem: RecordError?
+    /// The refresh on its way, shared by every request that waits for it.
+    private var inFlight: Refresh?
     /// How long to wait for another process's refresh.
     static let lockWait = 30.0
     /// A token this close to its expiry is refreshed before use.
     static let margin = 60.0
 
-    init(profile: String, path: String, token: OAuth2Token) {
+    init(profile: String, path: String, token: OAuth2Token, apiBase: String, service: APIService) {
         self.profile = profile
         self.path = path
         self.token = token
+        self.apiBase = apiBase
+        self.service = service
     }
 
     public var accessToken: String { token.accessToken }
@@ -85,10 +87,12 @@ public final class OAuth2Session {
     /// What to tell a user whose token cannot be refreshed.
     var reauthorize: String { "authorize again with: tw-auth oauth2 --profile \(profile)" }
 
-    /// The refresh request, or nil when the credentials file already holds a
-    /// newer token (another process refreshed it), which is then used.
-    func refreshRequest(apiBase: String, service: APIService) throws(RecordError) -> RequestSpec? {
-        if let refreshInFlight { return refreshInFlight }
+    /// The refresh a request must wait for, or nil when the token may be used
+    /// as it is (or the credentials file already holds a newer one, another
+    /// process's refresh, which is then used).
+    func refreshIfDue() throws(RecordError) -> Refresh? {
+        if let inFlight { return inFlight }
+        guard isExpiring || refused else { return nil }
         do {
             lock = try CredentialFile.lock(path, timeout: Self.lockWait)
         } catch {
@@ -103,7 +107,7 @@ public final class OAuth2Session {
         }
         if let stored, stored.accessToken != token.accessToken {
             token = stored
-            generation += 1
+            refused = false
             if !isExpiring {
                 release()
                 return nil
@@ -122,36 +126,60 @@ public final class OAuth2Session {
         } else {
             form.append(Parameter("client_id", token.clientID))
         }
-        var request = RequestSpec(method: "POST", url: apiBase + "/2/oauth2/token", headers: headers,
+        let request = RequestSpec(method: "POST", url: apiBase + "/2/oauth2/token", headers: headers,
                                   body: PercentEncoding.formEncoded(form), idempotent: false,
                                   rateLimitKey: "POST /2/oauth2/token " + token.clientID, service: service,
                                   authorizer: SecretsOf([refreshToken] + (token.clientSecret.map { [$0] } ?? [])))
-        request.sharing = RequestSpec.Sharing(key: "oauth2 refresh \(profile) \(generation)", keepAnswer: false)
-        refreshInFlight = request
-        return request
+        let refresh = Refresh(session: self, request: request)
+        inFlight = refresh
+        return refresh
+    }
+
+    /// A 401 on `request`: true when it goes again, at once if the token
+    /// changed since it was signed, else after a refresh.
+    func renews(after error: RecordError, of request: HTTPRequest) -> Bool {
+        guard error.kind == .auth, error.status == 401 else { return false }
+        if !request.headers.contains("Authorization: Bearer " + token.accessToken) { return true }
+        refused = true
+        return true
+    }
+
+    /// A refresh on its way: the engine sends it and hands back its outcome.
+    final class Refresh: CredentialPrerequisite {
+        unowned let session: OAuth2Session
+        let request: RequestSpec
+        init(session: OAuth2Session, request: RequestSpec) {
+            self.session = session
+            self.request = request
+        }
+        func taken(_ answer: Answer) throws(RecordError) { try session.refreshed(answer) }
+        /// A failed refresh ends its requests as `auth`, saying how to authorize again.
+        func failed(_ error: RecordError) -> RecordError {
+            session.release()
+            var error = error
+            error.kind = .auth
+            error.message = "the OAuth 2.0 token of profile \"\(session.profile)\" could not be refreshed: \(error.message); "
+                + session.reauthorize
+            return error
+        }
     }
 
     /// Takes the refresh's answer: the new pair is written to the file, then used.
-    func refreshed(_ answer: Answer) throws(RecordError) {
-        if answer.body === taken {
-            if let takenProblem { throw takenProblem }
-            return
-        }
-        taken = answer.body
-        takenProblem = nil
+    private func refreshed(_ answer: Answer) throws(RecordError) {
         defer { release() }
         // Read in place: a number jansson cannot hold must not cost the pair.
         let body = answer.body
         guard let access = body.string("access_token"), !access.isEmpty else {
-            let problem = RecordError(.auth, "the token endpoint answered without an access_token; \(reauthorize)", status: answer.status)
-            takenProblem = problem
-            throw problem
+            throw RecordError(.auth, "the token endpoint answered without an access_token; \(reauthorize)", status: answer.status)
         }
         var next = token
         next.accessToken = access
         if let refresh = body.string("refresh_token") { next.refreshToken = refresh }
         next.expiresAt = Clock.expiry(afterSeconds: body.number("expires_in"), now: Clock.wall())
         if let scopes = body.string("scope") { next.scopes = scopes }
+        // The old refresh token is spent: the new pair is used even when it cannot be saved.
+        token = next
+        refused = false
         do {
             let document = try CredentialFile.read(path)
             let section = Self.section(of: document, profile: profile, create: true)
@@ -165,26 +193,15 @@ public final class OAuth2Session {
             if let scopes = next.scopes { section?.set("scopes", string: scopes) }
             try CredentialFile.replace(path, with: document)
         } catch {
-            // The old refresh token is spent: without the new pair on disk the
-            // next run could not refresh. Say so rather than go on quietly.
-            token = next
-            generation += 1
-            let problem = RecordError(.auth, "refreshed the OAuth 2.0 token of profile \"\(profile)\" but could not save it: "
+            // Without the new pair on disk the next run could not refresh.
+            // Say so rather than go on quietly.
+            throw RecordError(.auth, "refreshed the OAuth 2.0 token of profile \"\(profile)\" but could not save it: "
                 + "\(error.message); \(reauthorize)")
-            takenProblem = problem
-            throw problem
         }
-        token = next
-        generation += 1
-    }
-
-    /// The refresh failed: the lock goes, the token stays as it was.
-    func refreshFailed() {
-        release()
     }
 
     private func release() {
-        refreshInFlight = nil
+        inFlight = nil
         lock?.release()
         lock = nil
     }
@@ -213,90 +230,5 @@ public final class OAuth2Session {
             }
         }
         return node
-    }
-}
-
-/// A job's way through OAuth 2.0 refreshes: before a request when the token
-/// is about to expire, and once after a 401. Jobs without an OAuth 2.0 user
-/// token pass straight through.
-public final class TokenRefreshing {
-    private let x: XSetup
-    private let session: OAuth2Session?
-    /// The request waiting for a refresh.
-    private var pending: RequestSpec?
-    private var retriedAfter401 = false
-    /// The session's generation when the last request was sent.
-    private var sentWith = 0
-
-    public init(x: XSetup, authorizer: XAuthorizer) {
-        self.x = x
-        session = authorizer.session
-    }
-
-    /// `request`, or first the refresh it must wait for.
-    public func step(for request: RequestSpec) -> JobStep {
-        guard let session, !x.dryRun, session.isExpiring else { return sent(request) }
-        return refreshing(session, before: request)
-    }
-
-    /// The session's refresh, with `request` waiting for it (or `request`
-    /// alone when another process already refreshed the token).
-    private func refreshing(_ session: OAuth2Session, before request: RequestSpec) -> JobStep {
-        do throws(RecordError) {
-            guard let refresh = try session.refreshRequest(apiBase: x.apiBase, service: x.service) else { return sent(request) }
-            pending = request
-            return .send(refresh)
-        } catch {
-            return .fail(error)
-        }
-    }
-
-    /// Whether the job waits for a refresh (a failure now is the refresh's).
-    public var isWaitingForRefresh: Bool { pending != nil }
-
-    /// `request` as it goes out with the session's current token: a shared
-    /// request is shared only among requests made with the same token, so
-    /// one refused before a refresh is asked again after it.
-    private func sent(_ request: RequestSpec) -> JobStep {
-        var request = request
-        if let session {
-            sentWith = session.generation
-            if let key = request.sharing?.key { request.sharing?.key = key + " token \(sentWith)" }
-        }
-        return .send(request)
-    }
-
-    /// When `answer` is the refresh's: the request that waited for it.
-    public func received(_ answer: Answer) -> JobStep? {
-        guard let session, let request = pending else { return nil }
-        pending = nil
-        do throws(RecordError) {
-            try session.refreshed(answer)
-        } catch {
-            return .fail(error)
-        }
-        return sent(request)
-    }
-
-    /// A 401 on a request with an OAuth 2.0 token: refresh once and go again
-    /// (a 401 was not applied, so even a post may go again).
-    public func recovering(from error: RecordError, request: RequestSpec?) -> JobStep? {
-        guard let session, let request, pending == nil, !retriedAfter401, !x.dryRun,
-              error.kind == .auth, error.status == 401 else { return nil }
-        retriedAfter401 = true
-        if session.generation != sentWith { return sent(request) }
-        return refreshing(session, before: request)
-    }
-
-    /// A failed refresh ends the record as `auth`, saying how to authorize again.
-    public func ending(with error: RecordError) -> RecordError {
-        guard let session, pending != nil else { return error }
-        pending = nil
-        session.refreshFailed()
-        var error = error
-        error.kind = .auth
-        error.message = "the OAuth 2.0 token of profile \"\(session.profile)\" could not be refreshed: \(error.message); "
-            + session.reauthorize
-        return error
     }
 }

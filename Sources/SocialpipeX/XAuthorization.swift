@@ -32,6 +32,15 @@ public struct XAuthorizer: RequestAuthorizer {
         [credentials.consumerSecret, credentials.accessTokenSecret, credentials.bearerToken, session?.accessToken].compactMap { $0 }
     }
 
+    /// An OAuth 2.0 token about to expire (or refused) is refreshed first.
+    public func prerequisite() throws(RecordError) -> CredentialPrerequisite? {
+        try session?.refreshIfDue()
+    }
+
+    public func renews(after error: RecordError, of request: HTTPRequest) -> Bool {
+        session?.renews(after: error, of: request) ?? false
+    }
+
     public func authorize(_ request: inout HTTPRequest) throws(RecordError) {
         if let consumerKey = credentials.consumerKey, let consumerSecret = credentials.consumerSecret,
            let token = credentials.accessToken, let tokenSecret = credentials.accessTokenSecret {

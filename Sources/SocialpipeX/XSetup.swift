@@ -44,7 +44,7 @@ public struct XSetup {
     private func session(_ credentials: TwitterCredentials) -> OAuth2Session? {
         guard let token = credentials.oauth2, let profile = credentials.profile, let path = credentialsPath else { return nil }
         if let known = sessions.byProfile[profile] { return known }
-        let session = OAuth2Session(profile: profile, path: path, token: token)
+        let session = OAuth2Session(profile: profile, path: path, token: token, apiBase: apiBase, service: service)
         sessions.byProfile[profile] = session
         return session
     }

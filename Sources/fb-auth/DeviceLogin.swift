@@ -49,7 +49,7 @@ final class DeviceJob: ProfileJob<FacebookAuth>, Job {
                    seconds: interval)
     }
 
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         do throws(RecordError) {
             switch phase {
             case .login:
@@ -89,7 +89,7 @@ final class DeviceJob: ProfileJob<FacebookAuth>, Job {
     }
 
     /// Pending and slow down are answers to wait on; expired ends the login.
-    func recovering(from error: RecordError) -> JobStep? {
+    private func recovering(from error: RecordError) -> JobStep? {
         guard phase == .polling, let subcode = GraphService.subcode(of: error) else { return nil }
         do throws(RecordError) {
             switch subcode {
@@ -116,7 +116,7 @@ final class DeviceJob: ProfileJob<FacebookAuth>, Job {
         return expired
     }
 
-    func ending(with error: RecordError) -> RecordError {
+    private func ending(with error: RecordError) -> RecordError {
         var error = error
         switch phase {
         case .login where error.kind == .auth:
@@ -129,5 +129,9 @@ final class DeviceJob: ProfileJob<FacebookAuth>, Job {
             break
         }
         return error
+    }
+
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:), recovering: recovering(from:), ending: ending(with:))
     }
 }

@@ -145,7 +145,7 @@ final class ExchangeJob: ProfileJob<FacebookAuth>, Job {
         }
     }
 
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         if let expiresAt {
             auth.reportUserToken(reply, profile: profile, method: "exchange", expiresAt: expiresAt, me: answer)
             return .done
@@ -159,10 +159,14 @@ final class ExchangeJob: ProfileJob<FacebookAuth>, Job {
         }
     }
 
-    func ending(with error: RecordError) -> RecordError {
+    private func ending(with error: RecordError) -> RecordError {
         guard expiresAt == nil, error.kind == .auth else { return error }
         var error = error
         error.message += " (the app id, the app secret or the token was refused; an expired token cannot be exchanged)"
         return error
+    }
+
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:), ending: ending(with:))
     }
 }

@@ -31,7 +31,7 @@ final class PagesJob: ProfileJob<FacebookAuth>, Job {
         return .send(auth.request("GET", "/me/accounts?" + query, authorizer: authorizer))
     }
 
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         guard let body = answer.json, let pages = body["data"], pages.kind == .array else {
             return .fail(RecordError(.http, "/me/accounts answered without a data list", status: answer.status))
         }
@@ -69,6 +69,10 @@ final class PagesJob: ProfileJob<FacebookAuth>, Job {
                                      + "(fb-auth pages --profile \(profile) lists them)"))
         }
         return .done
+    }
+
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:))
     }
 }
 
@@ -115,7 +119,7 @@ final class StatusJob: Job {
         }
     }
 
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         guard let data = answer.json?["data"], data.kind == .object, let valid = data["is_valid"]?.bool else {
             return .fail(RecordError(.http, "debug_token answered without data.is_valid", status: answer.status))
         }
@@ -141,7 +145,7 @@ final class StatusJob: Job {
 
     /// A token Graph refuses outright, or one of another app than the app
     /// token's, is not valid: an answer, not a failure of the check.
-    func recovering(from error: RecordError) -> JobStep? {
+    private func recovering(from error: RecordError) -> JobStep? {
         var problem = error.message
         if error.code == "100" && error.message.contains("App_id") {
             problem += " (the token belongs to another app than the app id given)"
@@ -151,6 +155,10 @@ final class StatusJob: Job {
         ProfileEditor.line(reply, [("profile", profile.map { .string($0) } ?? .null), ("valid", .bool(false)),
                                   ("problem", .string(problem))], failsRun: true)
         return .done
+    }
+
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:), recovering: recovering(from:))
     }
 }
 
@@ -173,12 +181,12 @@ final class LogoutJob: ProfileJob<FacebookAuth>, Job {
         }
     }
 
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         finish(revoked: answer.json?["success"]?.bool ?? true)
     }
 
     /// A token Facebook no longer takes is as good as revoked.
-    func recovering(from error: RecordError) -> JobStep? {
+    private func recovering(from error: RecordError) -> JobStep? {
         error.kind == .auth ? finish(revoked: false) : nil
     }
 
@@ -191,5 +199,9 @@ final class LogoutJob: ProfileJob<FacebookAuth>, Job {
         ProfileEditor.line(reply, [("profile", .string(profile)), ("revoked", .bool(revoked)), ("removed", .bool(true)),
                                   ("credentials", .string(auth.path))])
         return .done
+    }
+
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:), recovering: recovering(from:))
     }
 }

@@ -212,7 +212,7 @@ final class FeedJob: Job {
 
     /// The created post: `{"id": "PAGEID_POSTID"}` (and any fields asked
     /// for with `params.fields`); without an id the post may still exist.
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         guard let created = answer.json, created.kind == .object, let id = created["id"]?.string, Self.isPostID(id) else {
             return .fail(RecordError(.ambiguous, "HTTP \(answer.status) without the created post's id; the post may exist",
                                      status: answer.status))
@@ -221,5 +221,9 @@ final class FeedJob: Job {
         // whatever secret the answer holds stays out of stdout.
         reply.succeed(Redaction.redacted(created))
         return .done
+    }
+
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:))
     }
 }

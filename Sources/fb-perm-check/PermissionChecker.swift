@@ -242,7 +242,7 @@ final class CheckJob: Job {
         }
     }
 
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         if askingForToken {
             switch PermissionChecker.token(answer) {
             case .success(let token): return conclude(token: token)
@@ -324,7 +324,7 @@ final class CheckJob: Job {
 
     /// Code 100 from `debug_token`: the token is another app's. From
     /// `/permissions`: a Page token, whose `me` is a Page without permissions.
-    func ending(with error: RecordError) -> RecordError {
+    private func ending(with error: RecordError) -> RecordError {
         guard error.code == "100" else { return error }
         var error = error
         if askingForToken {
@@ -335,5 +335,9 @@ final class CheckJob: Job {
                 + "on the Page, or with the app token and the user's id)"
         }
         return error
+    }
+
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:), ending: ending(with:))
     }
 }

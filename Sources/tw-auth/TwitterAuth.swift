@@ -84,7 +84,7 @@ final class PINJob: ProfileJob<TwitterAuth>, Job {
         }
     }
 
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         step += 1
         guard var signer else { return .done }
         switch step {
@@ -125,7 +125,7 @@ final class PINJob: ProfileJob<TwitterAuth>, Job {
         }
     }
 
-    func ending(with error: RecordError) -> RecordError {
+    private func ending(with error: RecordError) -> RecordError {
         guard step == 1, error.status == 401 else { return error }
         var error = error
         error.message += " (the PIN was not accepted; a request token takes one try: run tw-auth pin again)"
@@ -137,6 +137,10 @@ final class PINJob: ProfileJob<TwitterAuth>, Job {
         var request = request
         request.answersWithJSON = false
         return request
+    }
+
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:), ending: ending(with:))
     }
 }
 
@@ -155,7 +159,7 @@ final class AppJob: ProfileJob<TwitterAuth>, Job {
         }
     }
 
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         guard let token = answer.json?["access_token"]?.string else {
             return .fail(RecordError(.auth, "the token endpoint answered without an access_token", status: answer.status))
         }
@@ -167,5 +171,9 @@ final class AppJob: ProfileJob<TwitterAuth>, Job {
         }
         ProfileEditor.line(reply, [("profile", .string(profile)), ("method", .string("app")), ("credentials", .string(auth.path))])
         return .done
+    }
+
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:))
     }
 }

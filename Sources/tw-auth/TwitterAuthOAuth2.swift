@@ -68,7 +68,7 @@ final class OAuth2Job: ProfileJob<TwitterAuth>, Job {
     }
 
     /// The code exchange refused: the code is spent or expired, so the whole flow starts again.
-    func ending(with error: RecordError) -> RecordError {
+    private func ending(with error: RecordError) -> RecordError {
         guard token == nil, error.kind == .http || error.kind == .auth else { return error }
         var error = error
         error.kind = .auth
@@ -76,7 +76,7 @@ final class OAuth2Job: ProfileJob<TwitterAuth>, Job {
         return error
     }
 
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         if let token {
             ProfileEditor.line(reply, [("profile", .string(profile)), ("method", .string("oauth2")),
                                      ("account", TwitterAuth.account(answer) ?? .null),
@@ -111,17 +111,20 @@ final class OAuth2Job: ProfileJob<TwitterAuth>, Job {
             return .fail(error)
         }
     }
+
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:), ending: ending(with:))
+    }
 }
 
 /// `tw-auth status`: whether a profile's X credentials work, and as whom.
+/// An OAuth 2.0 token is refreshed on the way, as the X tools do it.
 final class StatusJob: Job {
     let reply: Reply
     private let auth: TwitterAuth
     private let record: Record
     private let profile: String
     private var method = "none"
-    private var refreshing: TokenRefreshing?
-    private var request: RequestSpec?
     private var authorizer: XAuthorizer?
 
     init(auth: TwitterAuth, record: Record, profile: String, reply: Reply) {
@@ -140,44 +143,25 @@ final class StatusJob: Job {
             method = credentials.hasOAuth1 ? "oauth1" : authorizer.session != nil ? "oauth2" : "app"
             // App-only tokens have no account: any user lookup shows whether X takes the token.
             let path = method == "app" ? "/2/users/by/username/XDevelopers" : "/2/users/me"
-            let request = x.request("GET", path, endpoint: "GET " + path, authorizer: authorizer)
-            let refreshing = TokenRefreshing(x: x, authorizer: authorizer)
-            self.request = request
-            self.refreshing = refreshing
-            return answered(refreshing.step(for: request))
+            return .send(x.request("GET", path, endpoint: "GET " + path, authorizer: authorizer))
         } catch {
-            return answered(.fail(error))
+            return invalid(error) ?? .fail(error)
         }
     }
 
-    func received(_ answer: Answer) -> JobStep {
-        if let step = refreshing?.received(answer) { return answered(step) }
-        report(valid: true, account: method == "app" ? nil : TwitterAuth.account(answer))
-        return .done
-    }
-
-    func recovering(from error: RecordError) -> JobStep? {
-        if let refreshing, refreshing.isWaitingForRefresh {
-            // The refresh itself failed: the token cannot be used.
-            report(valid: false, account: nil, problem: refreshing.ending(with: error).message)
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: { answer in
+            report(valid: true, account: method == "app" ? nil : TwitterAuth.account(answer))
             return .done
-        }
-        if let step = refreshing?.recovering(from: error, request: request) { return answered(step) }
-        // Not valid is an answer, not a failure of the check.
+        }, recovering: invalid)
+    }
+
+    /// Not valid is an answer, not a failure of the check: a token refused
+    /// (or that could not be refreshed) gets a line saying so.
+    private func invalid(_ error: RecordError) -> JobStep? {
         guard error.kind == .auth || (method == "app" && error.kind == .notFound) else { return nil }
         report(valid: error.kind == .notFound, account: nil, problem: error.kind == .auth ? error.message : nil)
         return .done
-    }
-
-    /// A token that cannot be refreshed is an invalid one: a line says so.
-    private func answered(_ step: JobStep) -> JobStep {
-        guard case .fail(let error) = step, error.kind == .auth else { return step }
-        report(valid: false, account: nil, problem: error.message)
-        return .done
-    }
-
-    func ending(with error: RecordError) -> RecordError {
-        refreshing?.ending(with: error) ?? error
     }
 
     private func report(valid: Bool, account: JSON?, problem: String? = nil) {
@@ -237,13 +221,13 @@ final class LogoutJob: ProfileJob<TwitterAuth>, Job {
         return .send(pending[0].1)
     }
 
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         revoked.append(pending.removeFirst().0)
         return next()
     }
 
     /// A token X no longer knows is as good as revoked.
-    func recovering(from error: RecordError) -> JobStep? {
+    private func recovering(from error: RecordError) -> JobStep? {
         guard !pending.isEmpty, error.kind == .auth || error.kind == .http else { return nil }
         pending.removeFirst()
         return next()
@@ -258,5 +242,9 @@ final class LogoutJob: ProfileJob<TwitterAuth>, Job {
         ProfileEditor.line(reply, [("profile", .string(profile)), ("revoked", .array(strings: revoked)), ("removed", .bool(true)),
                                  ("credentials", .string(auth.path))])
         return .done
+    }
+
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:), recovering: recovering(from:))
     }
 }

@@ -40,10 +40,6 @@ final class FriendsJob: Job {
     private unowned let lister: FriendLister
     private var selector = Selector.me
     private var authorizer: XAuthorizer?
-    /// Refreshes an OAuth 2.0 token before a request that needs it.
-    private var refreshing: TokenRefreshing?
-    /// The request sent last, to send again after a refresh cured a 401.
-    private var lastRequest: RequestSpec?
     /// The user's id, once known.
     private var userID: String?
     /// Accounts still wanted (`max`), when limited.
@@ -66,8 +62,7 @@ final class FriendsJob: Job {
             try readRecord()
             let authorizer = try lister.x.authorizer(for: record)
             self.authorizer = authorizer
-            refreshing = TokenRefreshing(x: lister.x, authorizer: authorizer)
-            return send(firstRequest(authorizer))
+            return .send(firstRequest(authorizer))
         } catch {
             return .fail(error)
         }
@@ -174,26 +169,23 @@ final class FriendsJob: Job {
                                 authorizer: authorizer)
     }
 
-    /// `request`, after a token refresh when one is due.
-    private func send(_ request: RequestSpec) -> JobStep {
-        lastRequest = request
-        return refreshing?.step(for: request) ?? .send(request)
+    func received(_ event: JobEvent) -> JobStep {
+        switch event {
+        case .answer(let answer): return next(after: answer)
+        case .refused(let error): return .fail(error)
+        case .ending(let error): return .fail(ending(with: error))
+        }
     }
 
-    func recovering(from error: RecordError) -> JobStep? {
-        refreshing?.recovering(from: error, request: lastRequest)
-    }
-
-    func received(_ answer: Answer) -> JobStep {
+    private func next(after answer: Answer) -> JobStep {
         guard let authorizer else { return .fail(RecordError(.auth, "no X credentials")) }
-        if let step = refreshing?.received(answer) { return step }
         if userID == nil && !lister.legacy {
             // The id goes into the next URL: digits, whoever sent it.
             guard let id = answer.json?["data"]?["id"]?.string, Record.isID(id) else {
                 return .fail(RecordError(.http, "the user lookup's answer has no user id (digits)", status: answer.status))
             }
             userID = id
-            return send(page(authorizer))
+            return .send(page(authorizer))
         }
         // A page is read in place: its accounts are copied out as they came,
         // once the whole page is known to hold nothing else.
@@ -216,7 +208,7 @@ final class FriendsJob: Job {
                 + "would never end", status: answer.status))
         }
         position = next
-        return send(self.page(authorizer))
+        return .send(self.page(authorizer))
     }
 
     /// A v2 page's users (objects, each with an id of digits) and the next page's token.
@@ -292,8 +284,8 @@ final class FriendsJob: Job {
 
     /// An error that ends a list carries `resume`: the record's selector and
     /// where the list stopped, to be fed back as a record.
-    func ending(with error: RecordError) -> RecordError {
-        var error = refreshing?.ending(with: error) ?? error
+    private func ending(with error: RecordError) -> RecordError {
+        var error = error
         guard ![.input, .validation, .notFound].contains(error.kind) else { return error }
         let resume = JSON.object()
         switch selector {

@@ -201,17 +201,13 @@ final class TwitterPoster: RecordTool {
 }
 
 /// One post: checked, its files uploaded one after another, then the post
-/// sent once (each request after a token refresh, if its OAuth 2.0 token
-/// needs one).
+/// sent once.
 final class PostJob: Job {
     let record: Record
     let reply: Reply
     private unowned let poster: TwitterPoster
     private var post: TwitterPoster.Post?
     private var authorizer: XAuthorizer?
-    private var refreshing: TokenRefreshing?
-    /// The request in flight (sent again after a token refresh).
-    private var request: RequestSpec?
     private var uploads: [XMediaUpload] = []
     /// The upload under way; `uploads.count` once the post is.
     private var current = 0
@@ -230,6 +226,12 @@ final class PostJob: Job {
     private var isUploading: Bool { current < uploads.count }
 
     func begin() -> JobStep {
+        settled(starting())
+    }
+
+    /// The first step, or once begun (a post that held for its thread), the post.
+    private func starting() -> JobStep {
+        if post != nil { return postStep() }
         if poster.thread {
             // Only the next post of a thread uploads while the one before is made.
             // (A job without files that waited for its post is asked to begin again.)
@@ -244,7 +246,6 @@ final class PostJob: Job {
             let authorizer = try poster.x.authorizer(for: record)
             self.post = post
             self.authorizer = authorizer
-            refreshing = TokenRefreshing(x: poster.x, authorizer: authorizer)
             uploads = post.media.map { XMediaUpload($0, x: poster.x, authorizer: authorizer) }
         } catch {
             return .fail(error)
@@ -252,8 +253,6 @@ final class PostJob: Job {
         if let first = uploads.first { return send(first.start(), after: 0) }
         return postStep()
     }
-
-    func resume() -> JobStep { postStep() }
 
     /// The post itself, once every file is uploaded and (in a thread) the post before it is made.
     private func postStep() -> JobStep {
@@ -275,9 +274,7 @@ final class PostJob: Job {
     }
 
     private func send(_ spec: RequestSpec, after seconds: Double) -> JobStep {
-        request = spec
-        if seconds > 0 { return .sendAfter(spec, seconds: seconds) }
-        return refreshing?.step(for: spec) ?? .send(spec)
+        seconds > 0 ? .sendAfter(spec, seconds: seconds) : .send(spec)
     }
 
     /// After the current upload's step: its next one, the next file, or the post.
@@ -293,8 +290,15 @@ final class PostJob: Job {
         }
     }
 
-    func received(_ answer: Answer) -> JobStep {
-        if let step = refreshing?.received(answer) { return step }
+    func received(_ event: JobEvent) -> JobStep {
+        switch event {
+        case .answer(let answer): return settled(next(after: answer))
+        case .refused(let error): return .fail(error)
+        case .ending(let error): return settled(.fail(ending(with: error)))
+        }
+    }
+
+    private func next(after answer: Answer) -> JobStep {
         if isUploading {
             switch uploads[current].next(after: answer) {
             case .success(let next): return proceed(next)
@@ -314,33 +318,34 @@ final class PostJob: Job {
         }
     }
 
-    func dryRun(_ description: JSON, of request: RequestSpec) -> JobStep? {
-        guard !uploads.isEmpty else { return nil }
+    func dryRun(_ description: JSON, of request: RequestSpec) -> JobStep {
         if isUploading {
             shownUploads.append(description)
-            return proceed(uploads[current].nextInDryRun())
+            return settled(proceed(uploads[current].nextInDryRun()))
         }
         let result = JSON.object()
         result.set("request", description)
-        result.set("uploads", shownUploads)
+        if !uploads.isEmpty { result.set("uploads", shownUploads) }
         reply.succeed(result)
-        return .done
+        return settled(.done)
     }
 
-    func recovering(from error: RecordError) -> JobStep? {
-        refreshing?.recovering(from: error, request: request)
-    }
-
-    func ending(with error: RecordError) -> RecordError {
+    private func ending(with error: RecordError) -> RecordError {
         if poster.thread && poster.brokenAt == nil { poster.brokenAt = record.line }
-        var error = refreshing?.ending(with: error) ?? error
+        var error = error
         // Which file's upload failed, when one did.
         if isUploading && error.kind != .cancelled { error.extras.append(("media", .string(uploads[current].media.file.name))) }
         return error
     }
 
-    func ended() {
+    /// `step`, after letting the thread go on without this job when it is the last.
+    private func settled(_ step: JobStep) -> JobStep {
+        switch step {
+        case .done, .fail: break
+        default: return step
+        }
         if poster.threadInProgress === self { poster.threadInProgress = nil }
         if poster.uploadingAhead === self { poster.uploadingAhead = nil }
+        return step
     }
 }

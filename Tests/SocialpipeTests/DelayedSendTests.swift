@@ -43,7 +43,11 @@ final class PollingJob: Job {
 
     func begin() -> JobStep { .send(request) }
 
-    func received(_ answer: Answer) -> JobStep {
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:), recovering: recovering(from:))
+    }
+
+    func next(after answer: Answer) -> JobStep {
         answered += 1
         if tool.waitAfterSuccess && answered < tool.polls {
             return .sendAfter(request, seconds: tool.intervals[name] ?? tool.interval)

@@ -45,7 +45,7 @@ final class PagingJob: Job {
 
     func begin() -> JobStep { tool.mayBegin(name) ? .send(request()) : .hold }
 
-    func received(_ answer: Answer) -> JobStep {
+    func next(after answer: Answer) -> JobStep {
         for index in 0..<tool.perPage {
             let result = JSON.object()
             result.set("page", integer: Int64(page))
@@ -54,10 +54,17 @@ final class PagingJob: Job {
             reply.succeed(result, failsRun: tool.failsRun)
         }
         page += 1
-        return page < tool.pages ? .send(request()) : .done
+        if page < tool.pages { return .send(request()) }
+        tool.ended.append(name)
+        return .done
     }
 
-    func ended() { tool.ended.append(name) }
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: next(after:), ending: { error in
+            tool.ended.append(name)
+            return error
+        })
+    }
 }
 
 /// Runs `tool` over `lines` with `options` and returns the exit status and the output lines.
@@ -378,9 +385,11 @@ final class PostingTool: RecordTool {
                 self.spec = spec
             }
             func begin() -> JobStep { .send(spec) }
-            func received(_ answer: Answer) -> JobStep {
-                reply.succeed(answer.json ?? .null)
-                return .done
+            func received(_ event: JobEvent) -> JobStep {
+                event.step(answered: { answer in
+                    reply.succeed(answer.json ?? .null)
+                    return .done
+                })
             }
         }
         let name = (try? record.string("name")) ?? nil ?? "?"

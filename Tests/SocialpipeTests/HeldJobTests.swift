@@ -40,9 +40,14 @@ final class WaitingJob: Job {
                     rateLimitKey: step, service: service)
     }
 
-    func begin() -> JobStep { .send(request("up")) }
+    var began = false
 
-    func resume() -> JobStep { post() }
+    /// The upload first; asked again after a hold, the post.
+    func begin() -> JobStep {
+        if began { return post() }
+        began = true
+        return .send(request("up"))
+    }
 
     func post() -> JobStep {
         if let before, !tool.endedSet.contains(before) { return .hold }
@@ -50,13 +55,18 @@ final class WaitingJob: Job {
         return .send(request("post"))
     }
 
-    func received(_ answer: Answer) -> JobStep {
-        if !posted { return post() }
-        reply.succeed(answer.json ?? .null)
-        return .done
+    func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: { answer in
+            if !posted { return post() }
+            reply.succeed(answer.json ?? .null)
+            return ended(.done)
+        }, ending: { error in
+            _ = ended(.done)
+            return error
+        })
     }
 
-    func dryRun(_ description: JSON, of request: RequestSpec) -> JobStep? {
+    func dryRun(_ description: JSON, of request: RequestSpec) -> JobStep {
         shown.append(description)
         if !posted {
             posted = true
@@ -65,12 +75,14 @@ final class WaitingJob: Job {
         let result = JSON.object()
         result.set("shown", shown)
         reply.succeed(result)
-        return .done
+        return ended(.done)
     }
 
-    func ended() {
+    /// `step`, the job's last: the tool learns it has ended.
+    func ended(_ step: JobStep) -> JobStep {
         tool.ended.append(name)
         tool.endedSet.insert(name)
+        return step
     }
 }
 

@@ -29,9 +29,9 @@ import TestSupport
         chmod(path, 0o644)
         let section = try JSON.parse(#"{"client_id":"c","access_token":"a","refresh_token":"r","expires_at":1}"#).get()
         let token = try #require(OAuth2Token(section))
-        let session = OAuth2Session(profile: "p", path: path, token: token)
+        let session = OAuth2Session(profile: "p", path: path, token: token, apiBase: "http://127.0.0.1:9", service: XService())
         #expect(session.isExpiring)
-        #expect(throws: RecordError.self) { _ = try session.refreshRequest(apiBase: "http://127.0.0.1:9", service: XService()) }
+        #expect(throws: RecordError.self) { _ = try session.refreshIfDue() }
         let lock = try CredentialFile.lock(path, timeout: 0.1)
         lock.release()
     }

@@ -33,6 +33,8 @@ public final class Engine {
         /// Requests made for the record so far.
         var attempts = 0
         var isOver = false
+        /// Whether a request of the job went again after renewed credentials (once per job).
+        var renewedCredentials = false
         /// Counted among the jobs uploading files.
         var uploading = false
         init(job: Job, order: Int) {
@@ -56,6 +58,8 @@ public final class Engine {
         /// Whether `notBefore` is a wait the job asked for (`sendAfter`), not a backoff.
         var waitIsTheJobs = false
         var request: HTTPRequest?
+        /// Whether it is credentials' prerequisite (a token's refresh) that other requests wait for.
+        var isPrerequisite = false
         init(spec: RequestSpec, order: Int, jobs: [Tracked]) {
             self.spec = spec
             self.order = order
@@ -78,6 +82,7 @@ public final class Engine {
     /// Answers kept for the run, by sharing key, with the requests they took.
     private var kept: [String: (result: Result<Answer, RecordError>, attempts: Int)] = [:]
     private var buckets: [String: RateLimitState] = [:]
+    private let prerequisites = Prerequisites()
     /// Rate-limit keys whose throttling outlasted the engine's patience:
     /// their later requests fail without being sent.
     private var gaveUp: Set<String> = []
@@ -183,7 +188,7 @@ public final class Engine {
         if anotherEnded && !held.isEmpty {
             let waiting = held
             held.removeAll()
-            for tracked in waiting where !tracked.isOver { handle(tracked.job.resume(), tracked) }
+            for tracked in waiting where !tracked.isOver { handle(tracked.job.begin(), tracked) }
         }
         var index = 0
         while index < unbegun.count {
@@ -234,14 +239,7 @@ public final class Engine {
                 // As it would go out: a request that travels in batches, in a batch of its own.
                 let sent = spec.batchKey != nil ? batching?.combine([spec]) ?? spec : spec
                 let description = Self.describe(try sign(sent), hiding: sent.authorizer?.secretValues ?? [])
-                if let step = tracked.job.dryRun(description, of: spec) {
-                    handle(step, tracked)
-                    return
-                }
-                let result = JSON.object()
-                result.set("request", description)
-                tracked.job.reply.succeed(result)
-                finish(tracked, failed: false)
+                handle(tracked.job.dryRun(description, of: spec), tracked)
             } catch {
                 fail(tracked, error)
             }
@@ -280,22 +278,14 @@ public final class Engine {
     private func deliver() {
         while !deliveries.isEmpty {
             let (tracked, result) = deliveries.removeFirst()
+            guard !tracked.isOver else { continue }
             switch result {
-            case .success(let answer): received(answer, by: tracked)
-            case .failure(let error):
-                // The job may cure an error from the API (a 401 by refreshing its token).
-                if interruption == nil && !tracked.isOver, let step = tracked.job.recovering(from: error) {
-                    handle(step, tracked)
-                } else {
-                    fail(tracked, error)
-                }
+            case .success(let answer): handle(tracked.job.received(.answer(answer)), tracked)
+            // The job may cure an error from the API (an upload it starts again).
+            case .failure(let error) where interruption == nil: handle(tracked.job.received(.refused(error)), tracked)
+            case .failure(let error): fail(tracked, error)
             }
         }
-    }
-
-    private func received(_ answer: Answer, by tracked: Tracked) {
-        guard !tracked.isOver else { return }
-        handle(tracked.job.received(answer), tracked)
     }
 
     /// Jobs stopped for their buffered lines go on once their record reaches
@@ -366,6 +356,7 @@ public final class Engine {
                 continue
             }
             ready.remove(at: index)
+            if awaitsPrerequisite(exchange) { continue }
             send(batched(exchange, from: index, now: now))
         }
     }
@@ -409,6 +400,54 @@ public final class Engine {
         let batch = Exchange(spec: batching.combine(members.map(\.spec)), order: exchange.order, jobs: [])
         batch.members = members
         return batch
+    }
+
+    /// Whether `exchange` waits for its credentials' prerequisite (a token's
+    /// refresh), sent first; or ended because that could not be asked for.
+    private func awaitsPrerequisite(_ exchange: Exchange) -> Bool {
+        guard !exchange.isPrerequisite, let authorizer = exchange.spec.authorizer else { return false }
+        do throws(RecordError) {
+            guard let prerequisite = try authorizer.prerequisite() else { return false }
+            if let own = prerequisites.wait(exchange, for: prerequisite) { queue(own) }
+        } catch {
+            failExchange(exchange, error)
+        }
+        return true
+    }
+
+    /// A prerequisite's outcome: the requests that waited go on (and sign
+    /// with what it brought), or end with the error its credentials give.
+    private func settled(_ exchange: Exchange, _ result: Result<Answer, RecordError>) {
+        guard let pending = prerequisites.settle(exchange) else { return }
+        var failure: RecordError?
+        switch result {
+        case .success(let answer):
+            do throws(RecordError) { try pending.prerequisite.taken(answer) } catch { failure = error }
+        case .failure(let error):
+            failure = pending.prerequisite.failed(error)
+        }
+        for waiting in pending.waiting {
+            if let failure {
+                failExchange(waiting, failure)
+            } else if interruption != nil {
+                for tracked in waiting.allJobs { fail(tracked, cancelledBeforeSending(tracked)) }
+            } else {
+                queue(waiting)
+            }
+        }
+    }
+
+    /// A request refused for its credentials (a 401) goes again once per
+    /// job when its authorizer renews them (after its prerequisite, a refresh).
+    private func renewsCredentials(_ exchange: Exchange, after error: RecordError) -> Bool {
+        guard interruption == nil, exchange.members.isEmpty, let request = exchange.request,
+              let authorizer = exchange.spec.authorizer, !exchange.jobs.contains(where: \.renewedCredentials),
+              authorizer.renews(after: error, of: request) else { return false }
+        for tracked in exchange.jobs { tracked.renewedCredentials = true }
+        exchange.attempts = 0
+        exchange.notBefore = 0
+        queue(exchange)
+        return true
     }
 
     /// The request as it goes out, signed afresh for this attempt.
@@ -495,7 +534,7 @@ public final class Engine {
             if let streamed = exchange.spec.streamedBody { uploadDone += streamed.length }
             answered(exchange, .success(Answer(response, body: body)))
         case .failure(let error):
-            failExchange(exchange, error)
+            if !renewsCredentials(exchange, after: error) { failExchange(exchange, error) }
         case .transient(let error):
             serverFailed(exchange, response, error)
         case .rateLimited(let error, let capped):
@@ -526,6 +565,10 @@ public final class Engine {
 
     /// Hands a final result to every job waiting for `exchange`.
     private func answered(_ exchange: Exchange, _ result: Result<Answer, RecordError>) {
+        if exchange.isPrerequisite {
+            settled(exchange, result)
+            return
+        }
         if let sharing = exchange.spec.sharing {
             shared.removeValue(forKey: sharing.key)
             if sharing.keepAnswer { kept[sharing.key] = (result, exchange.attempts) }
@@ -674,7 +717,8 @@ public final class Engine {
         guard !tracked.isOver else { return }
         var error = error
         if error.attempts == nil { error.attempts = tracked.attempts }
-        tracked.job.reply.fail(tracked.job.ending(with: error))
+        if case .fail(let ending) = tracked.job.received(.ending(error)) { error = ending }
+        tracked.job.reply.fail(error)
         finish(tracked, failed: true)
     }
 
@@ -682,7 +726,6 @@ public final class Engine {
         guard !tracked.isOver else { return }
         tracked.isOver = true
         tracked.job.reply.finish()
-        tracked.job.ended()
         if tracked.uploading {
             uploadingJobs -= 1
             if uploadingJobs == 0 {
@@ -724,6 +767,12 @@ public final class Engine {
         }
         for (tracked, _, _) in parked { fail(tracked, cancelledBeforeSending(tracked)) }
         parked.removeAll()
+        for pending in prerequisites.unsent({ exchange in !inFlight.values.contains { $0 === exchange } }) {
+            _ = pending.prerequisite.failed(RecordError(.cancelled, "interrupted"))
+            for waiting in pending.waiting {
+                for tracked in waiting.allJobs { fail(tracked, cancelledBeforeSending(tracked)) }
+            }
+        }
         for (id, exchange) in inFlight where exchange.spec.idempotent {
             transport.cancel(id: id)
             inFlight.removeValue(forKey: id)

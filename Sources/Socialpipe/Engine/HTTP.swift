@@ -61,10 +61,19 @@ public protocol RequestAuthorizer {
     /// run's description): the tokens and secrets this authorizer holds or
     /// that the request carries in its body.
     var secretValues: [String] { get }
+    /// A request to be answered before this authorizer can sign (a token
+    /// about to expire, refreshed), or nil; the engine sends it once for
+    /// every request waiting on it (see `CredentialPrerequisite`).
+    func prerequisite() throws(RecordError) -> CredentialPrerequisite?
+    /// Whether `request`, refused with `error`, goes again once (after the
+    /// prerequisite this then asks for): a token refused with a 401 is renewed.
+    func renews(after error: RecordError, of request: HTTPRequest) -> Bool
 }
 
 extension RequestAuthorizer {
     public var secretValues: [String] { [] }
+    public func prerequisite() throws(RecordError) -> CredentialPrerequisite? { nil }
+    public func renews(after error: RecordError, of request: HTTPRequest) -> Bool { false }
 }
 
 /// Adds nothing; names the secrets a request carries in its headers or

@@ -1,43 +1,60 @@
 /// A record's work on the network: a conversation with the API, one request
 /// at a time (tw-post: one post; tw-friends: a lookup, then page after
-/// page). The engine runs it; the job only says what comes next.
+/// page). The engine runs it; the job only says what comes next, in four hooks.
 public protocol Job: AnyObject {
     /// Where the job's outcomes go.
     var reply: Reply { get }
     /// The first step, once the job may begin. Jobs begin in input order;
-    /// `.hold` asks again after another job ends, without holding up the
-    /// jobs behind this one.
+    /// `.hold` asks again (here) after another job ends, without holding up
+    /// the jobs behind this one; a begun job may hold too.
     func begin() -> JobStep
-    /// The next step, now that the last request was answered with a success
-    /// (as its API's service judged it). Results are written to `reply` first.
-    func received(_ answer: Answer) -> JobStep
-    /// The next step of a job that answered `.hold` after it began, now
-    /// that another job has ended.
-    func resume() -> JobStep
+    /// The next step, given what became of the last request, or the error
+    /// the job ends with (see `JobEvent`). Results are written to `reply`
+    /// first. A job that returns `.done` or `.fail`, or is told `.ending`, is over.
+    func received(_ event: JobEvent) -> JobStep
     /// In a dry run, the next step as if `request` (shown as `description`)
     /// had been answered as hoped: a job of several requests goes on to show
-    /// them all (and writes its own result). Nil, the default, ends the job
-    /// with `{"request": description}` as its result.
-    func dryRun(_ description: JSON, of request: RequestSpec) -> JobStep?
+    /// them all. The default ends the job with `{"request": description}`.
+    func dryRun(_ description: JSON, of request: RequestSpec) -> JobStep
     /// Bytes of files the job will upload, for the progress line.
     var uploadSize: Int { get }
-    /// A chance to go on after an error from the API that would end the job
-    /// (a 401 that refreshing a token may cure): the next step, or nil to end.
-    func recovering(from error: RecordError) -> JobStep?
-    /// The error the job ends with, given the one that ends it (a failed
-    /// request, a rate limit, an interruption): the tool may add its extras.
-    func ending(with error: RecordError) -> RecordError
-    /// Called once the job is over, after its last outcome.
-    func ended()
+}
+
+/// What the engine tells a job.
+public enum JobEvent {
+    /// The last request was answered with a success (as its API's service judged it).
+    case answer(Answer)
+    /// The last request failed with an error that would end the job: the
+    /// job may go on (a step that cures it) or end (`.fail`, with the error
+    /// as it should end).
+    case refused(RecordError)
+    /// The job ends with this error (its own `.fail`, a refusal it did not
+    /// cure, an interruption): a `.fail` it returns gives the error as it
+    /// ends (with the tool's extras); any other step is ignored.
+    case ending(RecordError)
+}
+
+extension JobEvent {
+    /// The step most jobs take: an answer goes to `answered`; a refusal to
+    /// `recovering` (nil ends the job with it); the end gets the job's extras from `ending`.
+    public func step(answered: (Answer) -> JobStep, recovering: (RecordError) -> JobStep? = { _ in nil },
+                     ending: (RecordError) -> RecordError = { $0 }) -> JobStep {
+        switch self {
+        case .answer(let answer): return answered(answer)
+        case .refused(let error): return recovering(error) ?? .fail(error)
+        case .ending(let error): return .fail(ending(error))
+        }
+    }
 }
 
 extension Job {
-    public func resume() -> JobStep { .fail(RecordError(.http, "internal error: a job held back and cannot go on")) }
-    public func dryRun(_ description: JSON, of request: RequestSpec) -> JobStep? { nil }
+    public func dryRun(_ description: JSON, of request: RequestSpec) -> JobStep {
+        let result = JSON.object()
+        result.set("request", description)
+        reply.succeed(result)
+        return .done
+    }
     public var uploadSize: Int { 0 }
-    public func recovering(from error: RecordError) -> JobStep? { nil }
-    public func ending(with error: RecordError) -> RecordError { error }
-    public func ended() {}
 }
 
 /// What a job does next.
@@ -48,8 +65,8 @@ public enum JobStep {
     /// between requests (a login polled at its interval), kept by the loop's
     /// timers like a backoff, so signals and other jobs go on meanwhile.
     case sendAfter(RequestSpec, seconds: Double)
-    /// Not yet: ask again (`begin`, or `resume` once begun) when another
-    /// job has ended. A job holding does not hold up the jobs behind it.
+    /// Not yet: ask `begin` again when another job has ended. A job holding
+    /// does not hold up the jobs behind it.
     case hold
     /// The job is complete.
     case done
