@@ -86,15 +86,12 @@ public struct GraphSetup {
         return "the Facebook user token of profile \"\(profile)\" expires at \(when) (in \(left)): \(renew)"
     }
 
-    /// A request to `path` under the version root (`/me/permissions`),
-    /// authorized by `authorizer`; `form` makes a form-encoded body.
+    /// A request to `path` under the version root (`/me/permissions`) with
+    /// the parameters `form` (see `HTTPRequest.form`), authorized by `authorizer`.
     public func request(_ method: String, _ path: String, form: [Parameter]? = nil,
                         authorizer: GraphAuthorizer) -> RequestSpec {
-        var headers = ["Accept: application/json"]
-        if form != nil { headers.append("Content-Type: application/x-www-form-urlencoded") }
         // Graph's limits are per token (app, user or Page), whatever the endpoint.
-        return RequestSpec(method: method, url: versionRoot + path, headers: headers,
-                           body: form.map(PercentEncoding.formEncoded), idempotent: method == "GET",
-                           rateLimitKey: "graph " + authorizer.identity, service: service, authorizer: authorizer)
+        RequestSpec(.form(method, versionRoot + path, form), rateLimitKey: "graph " + authorizer.identity, service: service,
+                    authorizer: authorizer)
     }
 }

@@ -49,10 +49,14 @@ public struct XSetup {
         return session
     }
 
-    /// A request to X signed by `authorizer`.
-    public func request(_ method: String, _ path: String, headers: [String] = ["Accept: application/json"],
-                        body: [UInt8]? = nil, endpoint: String, authorizer: XAuthorizer) -> RequestSpec {
-        RequestSpec(method: method, url: apiBase + path, headers: headers, body: body, idempotent: method == "GET",
-                    rateLimitKey: endpoint + " " + authorizer.identity, service: service, authorizer: authorizer)
+    /// `request` to X, limited per `endpoint` and credentials, signed by `authorizer`.
+    public func request(_ request: HTTPRequest, endpoint: String, authorizer: XAuthorizer) -> RequestSpec {
+        RequestSpec(request, rateLimitKey: endpoint + " " + authorizer.identity, service: service, authorizer: authorizer)
+    }
+
+    /// A request to X's `path` without a body (a GET has its query in `path`).
+    public func request(_ method: String, _ path: String, endpoint: String, authorizer: XAuthorizer) -> RequestSpec {
+        request(HTTPRequest(method: method, url: apiBase + path, headers: HTTPRequest.acceptJSON, idempotent: method == "GET"),
+                endpoint: endpoint, authorizer: authorizer)
     }
 }

@@ -275,7 +275,7 @@ final class ListBatching: Batching {
 
     func combine(_ requests: [RequestSpec]) -> RequestSpec {
         batches.append(requests.count)
-        return RequestSpec(method: "POST", url: "http://test.invalid/batch", body: Array(requests.map(\.url).joined(separator: " ").utf8),
+        return RequestSpec(method: "POST", url: "http://test.invalid/batch", body: Array(requests.map(\.request.url).joined(separator: " ").utf8),
                            idempotent: false, rateLimitKey: "POST", service: service)
     }
 

@@ -208,7 +208,7 @@ public final class Engine {
     var uploadProgress: (sent: Int, total: Int)? {
         guard uploadingJobs > 0 else { return nil }
         var sent = uploadDone
-        for (id, exchange) in inFlight where exchange.spec.streamedBody != nil { sent += transport.bodyBytesSent(id: id) }
+        for (id, exchange) in inFlight where exchange.spec.request.streamedBody != nil { sent += transport.bodyBytesSent(id: id) }
         return (min(sent, uploadTotal), uploadTotal)
     }
 
@@ -356,7 +356,7 @@ public final class Engine {
                 // token) for every request on it: later ones wait behind this one.
                 // A wait the job asked for (an upload's status after the time X
                 // gave) holds up no other request that may go in any order.
-                let ownWait = exchange.waitIsTheJobs && exchange.spec.idempotent && nextAllowed(key, state) <= now
+                let ownWait = exchange.waitIsTheJobs && exchange.spec.request.idempotent && nextAllowed(key, state) <= now
                 if !ownWait { heldKeys.insert(key) }
                 index += 1
                 continue
@@ -413,9 +413,7 @@ public final class Engine {
 
     /// The request as it goes out, signed afresh for this attempt.
     private func sign(_ spec: RequestSpec) throws(RecordError) -> HTTPRequest {
-        var request = HTTPRequest(method: spec.method, url: spec.url, headers: spec.headers, body: spec.body,
-                                  idempotent: spec.idempotent)
-        request.streamedBody = spec.streamedBody
+        var request = spec.request
         try spec.authorizer?.authorize(&request)
         return request
     }
@@ -452,7 +450,7 @@ public final class Engine {
             if verbose {
                 Diagnostics.say("failed \(request.method) \(Redaction.redactedURL(request.url)): \(message) (\(Int(elapsed * 1000)) ms)")
             }
-            if requestSent && !exchange.spec.idempotent {
+            if requestSent && !exchange.spec.request.idempotent {
                 failExchange(exchange, RecordError(.ambiguous, "\(message) after the request was sent; it may or may not have been applied",
                                                    status: status))
             } else if exchange.attempts <= retries && interruption == nil && !lasting {
@@ -480,7 +478,7 @@ public final class Engine {
         let body = ResponseBody(response.body)
         var verdict = exchange.spec.service.classify(response, body: body)
         if case .success = verdict, exchange.spec.answersWithJSON,
-           !body.isJSON(emptyAllowed: exchange.spec.method != "GET") {
+           !body.isJSON(emptyAllowed: exchange.spec.request.method != "GET") {
             // Cut short or garbled: a read goes again, as after a 5xx; a post
             // that may have been applied ends `ambiguous` (serverFailed).
             verdict = .transient(RecordError(.http, "HTTP \(response.status) with an answer that is not JSON (cut short or garbled)",
@@ -492,7 +490,7 @@ public final class Engine {
         }
         switch verdict {
         case .success:
-            if let streamed = exchange.spec.streamedBody { uploadDone += streamed.length }
+            if let streamed = exchange.spec.request.streamedBody { uploadDone += streamed.length }
             answered(exchange, .success(Answer(response, body: body)))
         case .failure(let error):
             failExchange(exchange, error)
@@ -579,12 +577,12 @@ public final class Engine {
 
     /// The error of a request whose answer cannot be read: a post may have been applied.
     private func unreadable(_ exchange: Exchange, status: Int, _ message: String) -> RecordError {
-        exchange.spec.idempotent ? RecordError(.http, message, status: status)
+        exchange.spec.request.idempotent ? RecordError(.http, message, status: status)
             : RecordError(.ambiguous, message + "; the request may or may not have been applied", status: status)
     }
 
     private func serverFailed(_ exchange: Exchange, _ response: HTTPResponse, _ error: RecordError) {
-        if !exchange.spec.idempotent {
+        if !exchange.spec.request.idempotent {
             // The API's own fields (code, trace id) stay: they are what its support asks for.
             var ambiguous = error
             ambiguous.kind = .ambiguous
@@ -706,7 +704,7 @@ public final class Engine {
         if interruption != nil {
             for (id, exchange) in inFlight {
                 transport.cancel(id: id)
-                let kind: RecordError.Kind = exchange.spec.idempotent ? .cancelled : .ambiguous
+                let kind: RecordError.Kind = exchange.spec.request.idempotent ? .cancelled : .ambiguous
                 failExchange(exchange, RecordError(kind, "interrupted while the request was in flight"))
             }
             inFlight.removeAll()
@@ -724,7 +722,7 @@ public final class Engine {
         }
         for (tracked, _, _) in parked { fail(tracked, cancelledBeforeSending(tracked)) }
         parked.removeAll()
-        for (id, exchange) in inFlight where exchange.spec.idempotent {
+        for (id, exchange) in inFlight where exchange.spec.request.idempotent {
             transport.cancel(id: id)
             inFlight.removeValue(forKey: id)
             failExchange(exchange, RecordError(.cancelled, "interrupted while the request was in flight"))
@@ -797,7 +795,7 @@ public final class Engine {
         description.set("url", string: Redaction.hiding(secrets, in: Redaction.redactedURL(request.url)))
         let headers = JSON.array()
         for line in request.headers {
-            headers.append(.string(Redaction.hiding(secrets, in: Redaction.redactedHeader(line, secretNames: request.secretHeaders))))
+            headers.append(.string(Redaction.hiding(secrets, in: Redaction.redactedHeader(line, secretNames: ["authorization"]))))
         }
         description.set("headers", headers)
         if let streamed = request.streamedBody {
