@@ -23,10 +23,11 @@ public struct GraphSetup {
                                                  help: "Graph API version (default $FB_GRAPH_VERSION, else v27.0)")
     static let defaultVersion = "v27.0"
 
-    public init(arguments: ParsedArguments, tool: ToolDescription) throws(StartupError) {
+    /// `dryRun`: nothing is sent, so no credentials are needed (`EngineSettings.dryRun`).
+    public init(arguments: ParsedArguments, tool: ToolDescription, dryRun: Bool) throws(StartupError) {
         versionRoot = try Self.versionRoot(arguments)
         credentials = FacebookCredentialSource(try CredentialStore.load(arguments, fields: FacebookCredentials.fileFields))
-        if !credentials.mayHaveCredentials && !arguments.isSet(CommonOptions.dryRun) {
+        if !credentials.mayHaveCredentials && !dryRun {
             throw FacebookCredentialSource.missingEverywhere(tool.name)
         }
     }

@@ -22,14 +22,15 @@ public struct XSetup {
     /// The `--api-base` help every X tool shows.
     public static let apiBaseHelp = "X API base URL (default $TW_API_BASE, else https://api.x.com)"
 
-    public init(arguments: ParsedArguments, tool: ToolDescription) throws(StartupError) {
+    /// `dryRun`: nothing is sent, so no credentials are needed (`EngineSettings.dryRun`).
+    public init(arguments: ParsedArguments, tool: ToolDescription, dryRun: Bool) throws(StartupError) {
         apiBase = try APIBase.resolve(option: arguments.value(CommonOptions.apiBase(help: Self.apiBaseHelp)),
                                       environmentVariable: "TW_API_BASE", fallback: "https://api.x.com")
         let store = try CredentialStore.load(arguments, fields: TwitterCredentials.fileFields)
         credentialsPath = store.filePath
         credentials = TwitterCredentialSource(store)
-        dryRun = arguments.isSet(CommonOptions.dryRun)
-        if !credentials.mayHaveCredentials && !arguments.isSet(CommonOptions.dryRun) {
+        self.dryRun = dryRun
+        if !credentials.mayHaveCredentials && !dryRun {
             throw TwitterCredentialSource.missingEverywhere(tool.name)
         }
     }

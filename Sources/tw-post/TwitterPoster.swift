@@ -11,6 +11,7 @@ final class TwitterPoster: RecordTool {
     let thread: Bool
     /// The longest weighted length accepted; nil skips the check.
     let maxLength: Int?
+    /// Nothing is sent (`--dry-run`, as `x` was set up).
     let dryRun: Bool
     /// Where the files records name must be (`--media-dir`).
     let mediaDirectory: ConfinedDirectory
@@ -25,12 +26,12 @@ final class TwitterPoster: RecordTool {
     fileprivate var previousID: String?
     fileprivate var brokenAt: Int?
 
-    init(x: XSetup, legacy: Bool, thread: Bool, maxLength: Int?, dryRun: Bool, mediaDirectory: ConfinedDirectory) {
+    init(x: XSetup, legacy: Bool, thread: Bool, maxLength: Int?, mediaDirectory: ConfinedDirectory) {
         self.x = x
         self.legacy = legacy
         self.thread = thread
         self.maxLength = maxLength
-        self.dryRun = dryRun
+        dryRun = x.dryRun
         self.mediaDirectory = mediaDirectory
     }
 

@@ -122,7 +122,7 @@ func kind(_ verdict: ResponseClass) -> String {
         let parser = ArgumentParser(tool: testTool, options: [GraphSetup.versionOption]
             + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 1))
         guard case .run(let arguments) = try parser.parse(["--dry-run"]) else { return }
-        let setup = try GraphSetup(arguments: arguments, tool: testTool)
+        let setup = try GraphSetup(arguments: arguments, tool: testTool, dryRun: true)
         var spec = setup.request("GET", "/debug_token?input_token=" + PercentEncoding.encoded(inspected), authorizer: app)
         spec.batchKey = "k"
         let batch = GraphBatching(setup: setup, maximumBatch: 50).combine([spec])
@@ -140,7 +140,7 @@ func kind(_ verdict: ResponseClass) -> String {
         let parser = ArgumentParser(tool: testTool, options: [GraphSetup.versionOption]
             + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 1))
         guard case .run(let arguments) = try parser.parse(["--dry-run"]) else { return }
-        let setup = try GraphSetup(arguments: arguments, tool: testTool)
+        let setup = try GraphSetup(arguments: arguments, tool: testTool, dryRun: true)
         let token = try GraphAuthorizer(FacebookCredentials(accessToken: "t", origin: "test"), crypto: Crypto())
         var spec = setup.request("GET", "/\u{301}me?fields=id", authorizer: token)
         spec.batchKey = "k"

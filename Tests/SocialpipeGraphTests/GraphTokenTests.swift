@@ -78,7 +78,7 @@ import TestSupport
         let parser = ArgumentParser(tool: testTool, options: [GraphSetup.versionOption]
             + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 1))
         guard case .run(let arguments) = try parser.parse(["--credentials", path]) else { return }
-        let setup = try GraphSetup(arguments: arguments, tool: testTool)
+        let setup = try GraphSetup(arguments: arguments, tool: testTool, dryRun: false)
         let said = try capturingStandardError {
             for line in 1...3 { _ = try setup.authorizer(for: Record(line: line, fields: JSON.object())) }
         }

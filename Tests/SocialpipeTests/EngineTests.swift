@@ -75,9 +75,10 @@ func runLoop(_ tool: RecordTool, lines: [String], options: [String] = [], transp
         close(ends[0])
         unlink(template)
     }
-    let parser = ArgumentParser(tool: testTool, options: CommonOptions.requestOptions(apiBaseHelp: "", parallelDefault: 4))
+    let defaults = EngineSettings(parallel: 4)
+    let parser = ArgumentParser(tool: testTool, options: defaults.requestOptions(apiBaseHelp: ""))
     guard case .run(let arguments) = try parser.parse(options + ["--quiet"]) else { return (.usage, []) }
-    let engine = try Engine(arguments: arguments, tool: testTool, defaultParallel: 4, transport: transport)
+    let engine = try Engine(defaults.reading(arguments), tool: testTool, transport: transport)
     engine.batching = batching
     let loop = try EventLoop(tool: testTool, arguments: arguments, source: .lines(fd: ends[0]), outputFD: outputFD,
                              engine: engine, watchesSignals: false)

@@ -100,23 +100,22 @@ public final class Engine {
     private var uploadDone = 0
     private var uploadingJobs = 0
 
-    /// Reads the request options of contract §5 from `arguments`. `transport`
-    /// defaults to libcurl; the unit tests give their own.
-    public init(arguments: ParsedArguments, tool: ToolDescription, defaultParallel: Int,
-                transport: Transport? = nil) throws(StartupError) {
-        parallel = arguments.integer(CommonOptions.parallel(default: defaultParallel), default: defaultParallel)
-        retries = arguments.integer(CommonOptions.retries, default: 3)
-        maxWait = Double(arguments.integer(CommonOptions.maxWait, default: 900))
-        verbose = arguments.isSet(CommonOptions.verbose)
-        dryRun = arguments.isSet(CommonOptions.dryRun)
+    /// An engine run as `settings` say. `transport` defaults to libcurl
+    /// (a `--cacert` that cannot serve is a configuration error); the unit
+    /// tests give their own.
+    public init(_ settings: EngineSettings, tool: ToolDescription, transport: Transport? = nil) throws(StartupError) {
+        parallel = settings.parallel
+        retries = settings.retries
+        maxWait = settings.maxWait
+        verbose = settings.verbose
+        dryRun = settings.dryRun
         if let transport {
             self.transport = transport
             return
         }
-        let caFile = arguments.value(CommonOptions.cacert)
-        if let caFile, let problem = CertificateBundle.problem(caFile) { throw .configuration("--cacert: \(problem)") }
-        self.transport = try CurlTransport(parallel: parallel, timeout: arguments.decimal(CommonOptions.timeout, default: 30),
-                                           caFile: caFile, userAgent: "socialpipe/\(socialpipeVersion) (\(tool.name))")
+        if let caFile = settings.caFile, let problem = CertificateBundle.problem(caFile) { throw .configuration("--cacert: \(problem)") }
+        self.transport = try CurlTransport(parallel: parallel, timeout: settings.timeout, caFile: settings.caFile,
+                                           userAgent: "socialpipe/\(socialpipeVersion) (\(tool.name))")
     }
 
     /// How many records may be read ahead of the ones finished: with
