@@ -128,7 +128,7 @@ func kind(_ verdict: ResponseClass) -> String {
         let batch = GraphBatching(setup: setup, maximumBatch: 50).combine([spec])
         var request = batch.request
         try app.authorize(&request)
-        let shown = Engine.describe(request, hiding: app.secretValues).dumped()
+        let shown = request.described(hiding: app.secretValues).dumped()
         #expect(!shown.contains("token+with") && !shown.contains("token%2Bwith") && !shown.contains("token%252Bwith"))
         #expect(!shown.contains("app-secret") && shown.contains("debug_token"))
     }

@@ -119,6 +119,13 @@ public struct HTTPRequest: Sendable {
         return request
     }
 
+    /// The request as a dry run shows it (`RequestDescription.describe`): a
+    /// streamed body by the stretch of its file, not the bytes.
+    func described(hiding secrets: [String] = []) -> JSON {
+        RequestDescription.describe(method: method, url: url, headers: headers,
+                                    body: streamedBody?.described ?? body.map(UTF8Validation.repaired), hiding: secrets)
+    }
+
     /// `headers`, then `contentType`, with room for one more: a caller that
     /// wants its Accept after the Content-Type (tw-post's posts) appends it.
     private static func headers(_ headers: [String], then contentType: String) -> [String] {
