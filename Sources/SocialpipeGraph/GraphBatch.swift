@@ -27,7 +27,8 @@ public final class GraphBatching: Batching {
 
     public func combine(_ requests: [RequestSpec]) -> RequestSpec {
         let items = JSON.array()
-        for request in requests {
+        for spec in requests {
+            let request = spec.request
             let item = JSON.object()
             item.set("method", string: request.method)
             // Compared as bytes: String.hasPrefix compares characters, and a
@@ -40,11 +41,9 @@ public final class GraphBatching: Batching {
             items.append(item)
         }
         let first = requests[0]
-        let form = [Parameter("batch", items.dumped()), Parameter("include_headers", "false")]
-        return RequestSpec(method: "POST", url: versionRoot + "/",
-                           headers: ["Accept: application/json", "Content-Type: application/x-www-form-urlencoded"],
-                           body: PercentEncoding.formEncoded(form), idempotent: requests.allSatisfy(\.idempotent),
-                           rateLimitKey: first.rateLimitKey, service: first.service, authorizer: first.authorizer)
+        var batch = HTTPRequest.form("POST", versionRoot + "/", [Parameter("batch", items.dumped()), Parameter("include_headers", "false")])
+        batch.idempotent = requests.allSatisfy(\.request.idempotent)
+        return RequestSpec(batch, rateLimitKey: first.rateLimitKey, service: first.service, authorizer: first.authorizer)
     }
 
     public func split(_ answer: Answer, count: Int) -> [BatchSlot]? {

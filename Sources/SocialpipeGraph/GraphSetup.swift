@@ -23,10 +23,11 @@ public struct GraphSetup {
                                                  help: "Graph API version (default $FB_GRAPH_VERSION, else v27.0)")
     static let defaultVersion = "v27.0"
 
-    public init(arguments: ParsedArguments, tool: ToolDescription) throws(StartupError) {
+    /// `dryRun`: nothing is sent, so no credentials are needed (`EngineSettings.dryRun`).
+    public init(arguments: ParsedArguments, tool: ToolDescription, dryRun: Bool) throws(StartupError) {
         versionRoot = try Self.versionRoot(arguments)
         credentials = FacebookCredentialSource(try CredentialStore.load(arguments, fields: FacebookCredentials.fileFields))
-        if !credentials.mayHaveCredentials && !arguments.isSet(CommonOptions.dryRun) {
+        if !credentials.mayHaveCredentials && !dryRun {
             throw FacebookCredentialSource.missingEverywhere(tool.name)
         }
     }
@@ -86,15 +87,12 @@ public struct GraphSetup {
         return "the Facebook user token of profile \"\(profile)\" expires at \(when) (in \(left)): \(renew)"
     }
 
-    /// A request to `path` under the version root (`/me/permissions`),
-    /// authorized by `authorizer`; `form` makes a form-encoded body.
+    /// A request to `path` under the version root (`/me/permissions`) with
+    /// the parameters `form` (see `HTTPRequest.form`), authorized by `authorizer`.
     public func request(_ method: String, _ path: String, form: [Parameter]? = nil,
                         authorizer: GraphAuthorizer) -> RequestSpec {
-        var headers = ["Accept: application/json"]
-        if form != nil { headers.append("Content-Type: application/x-www-form-urlencoded") }
         // Graph's limits are per token (app, user or Page), whatever the endpoint.
-        return RequestSpec(method: method, url: versionRoot + path, headers: headers,
-                           body: form.map(PercentEncoding.formEncoded), idempotent: method == "GET",
-                           rateLimitKey: "graph " + authorizer.identity, service: service, authorizer: authorizer)
+        RequestSpec(.form(method, versionRoot + path, form), rateLimitKey: "graph " + authorizer.identity, service: service,
+                    authorizer: authorizer)
     }
 }

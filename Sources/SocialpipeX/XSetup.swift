@@ -22,14 +22,15 @@ public struct XSetup {
     /// The `--api-base` help every X tool shows.
     public static let apiBaseHelp = "X API base URL (default $TW_API_BASE, else https://api.x.com)"
 
-    public init(arguments: ParsedArguments, tool: ToolDescription) throws(StartupError) {
+    /// `dryRun`: nothing is sent, so no credentials are needed (`EngineSettings.dryRun`).
+    public init(arguments: ParsedArguments, tool: ToolDescription, dryRun: Bool) throws(StartupError) {
         apiBase = try APIBase.resolve(option: arguments.value(CommonOptions.apiBase(help: Self.apiBaseHelp)),
                                       environmentVariable: "TW_API_BASE", fallback: "https://api.x.com")
         let store = try CredentialStore.load(arguments, fields: TwitterCredentials.fileFields)
         credentialsPath = store.filePath
         credentials = TwitterCredentialSource(store)
-        dryRun = arguments.isSet(CommonOptions.dryRun)
-        if !credentials.mayHaveCredentials && !arguments.isSet(CommonOptions.dryRun) {
+        self.dryRun = dryRun
+        if !credentials.mayHaveCredentials && !dryRun {
             throw TwitterCredentialSource.missingEverywhere(tool.name)
         }
     }
@@ -49,10 +50,14 @@ public struct XSetup {
         return session
     }
 
-    /// A request to X signed by `authorizer`.
-    public func request(_ method: String, _ path: String, headers: [String] = ["Accept: application/json"],
-                        body: [UInt8]? = nil, endpoint: String, authorizer: XAuthorizer) -> RequestSpec {
-        RequestSpec(method: method, url: apiBase + path, headers: headers, body: body, idempotent: method == "GET",
-                    rateLimitKey: endpoint + " " + authorizer.identity, service: service, authorizer: authorizer)
+    /// `request` to X, limited per `endpoint` and credentials, signed by `authorizer`.
+    public func request(_ request: HTTPRequest, endpoint: String, authorizer: XAuthorizer) -> RequestSpec {
+        RequestSpec(request, rateLimitKey: endpoint + " " + authorizer.identity, service: service, authorizer: authorizer)
+    }
+
+    /// A request to X's `path` without a body (a GET has its query in `path`).
+    public func request(_ method: String, _ path: String, endpoint: String, authorizer: XAuthorizer) -> RequestSpec {
+        request(HTTPRequest(method: method, url: apiBase + path, headers: HTTPRequest.acceptJSON, idempotent: method == "GET"),
+                endpoint: endpoint, authorizer: authorizer)
     }
 }

@@ -48,11 +48,10 @@ final class FacebookAuth: InteractiveTool, RecordTool {
     /// may be sent again harmlessly (a poll, an exchange, a lookup), so all
     /// are retried like reads.
     func request(_ method: String, _ path: String, form: [Parameter]? = nil, authorizer: RequestAuthorizer?) -> RequestSpec {
-        var headers = ["Accept: application/json"]
-        if form != nil { headers.append("Content-Type: application/x-www-form-urlencoded") }
+        var request = HTTPRequest.form(method, versionRoot + path, form)
+        request.idempotent = true
         let endpoint = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
-        return RequestSpec(method: method, url: versionRoot + path, headers: headers, body: form.map(PercentEncoding.formEncoded),
-                           idempotent: true, rateLimitKey: method + " " + endpoint, service: service, authorizer: authorizer)
+        return RequestSpec(request, rateLimitKey: method + " " + endpoint, service: service, authorizer: authorizer)
     }
 
     /// The authorizer of a user or Page token, with `appsecret_proof` when the app secret is known.

@@ -77,7 +77,7 @@ let status = ToolMain.run(tool, options: [
     let auth = FacebookAuth(command: command, versionRoot: versionRoot, path: start.path, terminal: terminal)
     if let scopes { auth.scopes = scopes }
     auth.storePage = page
-    let engine = try Engine(arguments: arguments, tool: tool, defaultParallel: 4)
+    let engine = try Engine(EngineSettings(parallel: 4).reading(arguments), tool: tool)
     // debug_token travels in a batch (see StatusJob).
     engine.batching = GraphBatching(versionRoot: versionRoot, maximumBatch: 1)
     return try EventLoop(tool: tool, arguments: arguments, source: .records(records), style: .toolLines, engine: engine,

@@ -26,12 +26,15 @@ let batchOption = OptionSpec("batch", value: "N", integers: 2...GraphBatching.la
 let legacyOption = OptionSpec("allow-legacy-fields",
                               help: "send picture, name, caption, description and app_id anyway (Facebook ignores them)")
 
+let engineDefaults = EngineSettings(parallel: 1)
+
 let status = ToolMain.run(tool, options: [GraphSetup.versionOption, batchOption, legacyOption]
-    + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 1)) { arguments throws(StartupError) in
-    let graph = try GraphSetup(arguments: arguments, tool: tool)
+    + engineDefaults.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp)) { arguments throws(StartupError) in
+    let settings = engineDefaults.reading(arguments)
+    let graph = try GraphSetup(arguments: arguments, tool: tool, dryRun: settings.dryRun)
     let batchSize = arguments.isSet(batchOption) ? arguments.integer(batchOption, default: GraphBatching.largest) : nil
     let poster = FeedPoster(graph: graph, allowLegacyFields: arguments.isSet(legacyOption), batches: batchSize != nil)
-    let engine = try Engine(arguments: arguments, tool: tool, defaultParallel: 1)
+    let engine = try Engine(settings, tool: tool)
     if let batchSize { engine.batching = GraphBatching(setup: graph, maximumBatch: batchSize) }
     return try EventLoop(tool: tool, arguments: arguments, engine: engine).run(poster)
 }

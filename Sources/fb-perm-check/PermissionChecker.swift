@@ -108,8 +108,7 @@ final class PermissionChecker: RecordTool {
         }
         let app = try GraphAuthorizer(FacebookCredentials(accessToken: appID + "|" + appSecret, origin: "the app of \(credentials.origin)"),
                                       crypto: graph.crypto, carrying: [credentials.accessToken])
-        var request = graph.request("GET", "/debug_token?input_token=" + PercentEncoding.encoded(credentials.accessToken),
-                                    authorizer: app)
+        var request = graph.request("GET", "/debug_token", form: [Parameter("input_token", credentials.accessToken)], authorizer: app)
         request.batchKey = GraphBatching.key(for: app)
         request.sharing = RequestSpec.Sharing(key: "debug_token \(authorizer.identity)", keepAnswer: true)
         return request

@@ -25,21 +25,23 @@ let tokenOption = OptionSpec("token", help: "also inspect the token with debug_t
 // -q, as `grep -q`: the exit status is the answer (contract §5).
 let quietOption = OptionSpec(CommonOptions.quiet.long, short: CommonOptions.quiet.short,
                              help: "write nothing on stdout (and no progress line): the exit status answers")
+let engineDefaults = EngineSettings(parallel: 4)
 let options = [GraphSetup.versionOption, tokenOption]
-    + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 4).map {
+    + engineDefaults.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp).map {
         $0.long == quietOption.long ? quietOption : $0
     }
 
 let status = ToolMain.run(tool, options: options) { arguments throws(StartupError) in
-    let graph = try GraphSetup(arguments: arguments, tool: tool)
+    let settings = engineDefaults.reading(arguments)
+    let graph = try GraphSetup(arguments: arguments, tool: tool, dryRun: settings.dryRun)
     let inspectsToken = arguments.isSet(tokenOption)
-    if inspectsToken && !arguments.isSet(CommonOptions.dryRun)
+    if inspectsToken && !settings.dryRun
         && !graph.credentials.mayHave({ $0.appID != nil && $0.appSecret != nil }) {
         throw .configuration("--token needs the app's id and secret: set FB_APP_ID and FB_APP_SECRET, "
             + "or facebook.app_id and facebook.app_secret in the credentials profile")
     }
     let checker = PermissionChecker(graph: graph, inspectsToken: inspectsToken)
-    let engine = try Engine(arguments: arguments, tool: tool, defaultParallel: 4)
+    let engine = try Engine(settings, tool: tool)
     // debug_token travels in a batch (see PermissionChecker.tokenRequest).
     engine.batching = GraphBatching(setup: graph, maximumBatch: GraphBatching.largest)
     // -q: the exit status is the answer; nothing on stdout.

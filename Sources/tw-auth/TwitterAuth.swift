@@ -47,13 +47,11 @@ final class TwitterAuth: InteractiveTool, RecordTool {
         return (key, secret)
     }
 
-    /// A request to X.
+    /// A request to X with the parameters `form` (see `HTTPRequest.form`), `headers` first.
     func request(_ method: String, _ path: String, form: [Parameter]? = nil, headers: [String] = [],
                  authorizer: RequestAuthorizer?) -> RequestSpec {
-        var all = headers + ["Accept: application/json"]
-        if form != nil { all.append("Content-Type: application/x-www-form-urlencoded") }
-        return RequestSpec(method: method, url: apiBase + path, headers: all, body: form.map(PercentEncoding.formEncoded),
-                           idempotent: method == "GET", rateLimitKey: method + " " + path, service: service, authorizer: authorizer)
+        RequestSpec(.form(method, apiBase + path, form, headers: headers + HTTPRequest.acceptJSON), rateLimitKey: method + " " + path,
+                    service: service, authorizer: authorizer)
     }
 
     static func account(_ answer: Answer) -> JSON? {

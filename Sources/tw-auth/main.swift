@@ -50,7 +50,7 @@ let status = ToolMain.run(tool, options: [
     var x: XSetup?
     switch command {
     case .status:
-        x = try XSetup(arguments: arguments, tool: tool)
+        x = try XSetup(arguments: arguments, tool: tool, dryRun: false)
         records = arguments.isSet(InteractiveOptions.all)
             ? try start.everyProfile(where: { $0.member("twitter") != nil }, else: "twitter credentials")
             : [ProfileEditor.Start.record(start.chosen)]
@@ -69,7 +69,7 @@ let status = ToolMain.run(tool, options: [
     auth.clientID = arguments.value(clientIDOption)
     if let redirect = arguments.value(redirectOption) { auth.redirect = redirect }
     auth.pasteRedirect = arguments.isSet(noBrowserOption)
-    let engine = try Engine(arguments: arguments, tool: tool, defaultParallel: 4)
+    let engine = try Engine(EngineSettings(parallel: 4).reading(arguments), tool: tool)
     return try EventLoop(tool: tool, arguments: arguments, source: .records(records), style: .toolLines, engine: engine,
                          watchesSignals: false).run(auth)
 }

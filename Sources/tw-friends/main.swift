@@ -26,9 +26,11 @@ let apiOption = OptionSpec("api", value: "VERSION", choices: ["2", "1.1"], help:
 let pageSizeOption = OptionSpec("page-size", value: "N", integers: 1...5000,
                                 help: "accounts per request (default and most: 1000; 5000 with --api 1.1)")
 let fieldsOption = OptionSpec("fields", value: "LIST", help: "user fields to ask for, comma-separated (v2's user.fields)")
+let engineDefaults = EngineSettings(parallel: 4)
 
 let status = ToolMain.run(tool, options: [meOption, apiOption, pageSizeOption, fieldsOption]
-    + CommonOptions.requestOptions(apiBaseHelp: XSetup.apiBaseHelp, parallelDefault: 4)) { arguments throws(StartupError) in
+    + engineDefaults.requestOptions(apiBaseHelp: XSetup.apiBaseHelp)) { arguments throws(StartupError) in
+    let settings = engineDefaults.reading(arguments)
     let legacy = arguments.value(apiOption) == "1.1"
     let pageSize = arguments.integer(pageSizeOption, default: legacy ? 5000 : 1000)
     if !legacy && pageSize > 1000 { throw .usage("--page-size: at most 1000 with --api 2") }
@@ -39,9 +41,9 @@ let status = ToolMain.run(tool, options: [meOption, apiOption, pageSizeOption, f
     }
     let me = arguments.isSet(meOption)
     if me && !arguments.positional.isEmpty { throw .usage("--me takes no USERNAME arguments") }
-    let x = try XSetup(arguments: arguments, tool: tool)
+    let x = try XSetup(arguments: arguments, tool: tool, dryRun: settings.dryRun)
     let lister = FriendLister(x: x, legacy: legacy, pageSize: pageSize, fields: fields)
-    let engine = try Engine(arguments: arguments, tool: tool, defaultParallel: 4)
+    let engine = try Engine(settings, tool: tool)
     return try EventLoop(tool: tool, arguments: arguments, source: me ? .records([JSON.object()]) : .lines(fd: 0),
                          engine: engine).run(lister)
 }

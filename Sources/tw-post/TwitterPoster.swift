@@ -11,6 +11,7 @@ final class TwitterPoster: RecordTool {
     let thread: Bool
     /// The longest weighted length accepted; nil skips the check.
     let maxLength: Int?
+    /// Nothing is sent (`--dry-run`, as `x` was set up).
     let dryRun: Bool
     /// Where the files records name must be (`--media-dir`).
     let mediaDirectory: ConfinedDirectory
@@ -25,12 +26,12 @@ final class TwitterPoster: RecordTool {
     fileprivate var previousID: String?
     fileprivate var brokenAt: Int?
 
-    init(x: XSetup, legacy: Bool, thread: Bool, maxLength: Int?, dryRun: Bool, mediaDirectory: ConfinedDirectory) {
+    init(x: XSetup, legacy: Bool, thread: Bool, maxLength: Int?, mediaDirectory: ConfinedDirectory) {
         self.x = x
         self.legacy = legacy
         self.thread = thread
         self.maxLength = maxLength
-        self.dryRun = dryRun
+        dryRun = x.dryRun
         self.mediaDirectory = mediaDirectory
     }
 
@@ -150,6 +151,8 @@ final class TwitterPoster: RecordTool {
 
     /// The request that makes `post`.
     func request(for post: Post, authorizer: XAuthorizer) -> RequestSpec {
+        var request: HTTPRequest
+        let endpoint: String
         if legacy {
             var form = [Parameter("status", post.text)]
             if let replyTo = post.replyTo {
@@ -159,11 +162,19 @@ final class TwitterPoster: RecordTool {
             }
             if let quote = post.quote { form.append(Parameter("attachment_url", "https://x.com/i/status/\(quote)")) }
             if !post.mediaIDs.isEmpty { form.append(Parameter("media_ids", post.mediaIDs.joined(separator: ","))) }
-            return x.request("POST", "/1.1/statuses/update.json",
-                             headers: ["Content-Type: application/x-www-form-urlencoded", "Accept: application/json"],
-                             body: PercentEncoding.formEncoded(form), endpoint: "POST /1.1/statuses/update",
-                             authorizer: authorizer)
+            request = .form("POST", x.apiBase + "/1.1/statuses/update.json", form, headers: [])
+            endpoint = "POST /1.1/statuses/update"
+        } else {
+            request = .json("POST", x.apiBase + "/2/tweets", body(of: post), headers: [])
+            endpoint = "POST /2/tweets"
         }
+        // A post's Accept has always come after its Content-Type (a dry run shows them).
+        request.headers += HTTPRequest.acceptJSON
+        return x.request(request, endpoint: endpoint, authorizer: authorizer)
+    }
+
+    /// The JSON body of a v2 post; RFC 5849 §3.4.1.3: it is not part of the signature.
+    private func body(of post: Post) -> JSON {
         let body = JSON.object()
         body.set("text", string: post.text)
         if let replyTo = post.replyTo {
@@ -177,9 +188,7 @@ final class TwitterPoster: RecordTool {
             media.set("media_ids", .array(strings: post.mediaIDs))
             body.set("media", media)
         }
-        // RFC 5849 §3.4.1.3: a JSON body is not part of the signature.
-        return x.request("POST", "/2/tweets", headers: ["Content-Type: application/json", "Accept: application/json"],
-                         body: Array(body.dumped().utf8), endpoint: "POST /2/tweets", authorizer: authorizer)
+        return body
     }
 
     /// The outcome of X's 2xx answer to a post: the created post, or

@@ -96,7 +96,7 @@ public final class XMediaUpload {
         body.set("media_type", string: media.kind.mimeType)
         body.set("total_bytes", .integer(Int64(media.file.size)))
         body.set("media_category", string: media.category)
-        return step("POST", "/2/media/upload/initialize", json: body, endpoint: "POST /2/media/upload/initialize")
+        return step(.json("POST", x.apiBase + "/2/media/upload/initialize", body), endpoint: "POST /2/media/upload/initialize")
     }
 
     /// The next step once the last request succeeded with `answer`.
@@ -167,8 +167,9 @@ public final class XMediaUpload {
             return .send(append(segment + 1), after: 0)
         }
         stage = .finalizing
-        return .send(step("POST", "/2/media/upload/\(mediaID ?? "")/finalize", endpoint: "POST /2/media/upload/:id/finalize"),
-                     after: 0)
+        let finalize = HTTPRequest(method: "POST", url: x.apiBase + "/2/media/upload/\(mediaID ?? "")/finalize",
+                                   headers: HTTPRequest.acceptJSON, idempotent: true)
+        return .send(step(finalize, endpoint: "POST /2/media/upload/:id/finalize"), after: 0)
     }
 
     private func afterProcessing() -> Next {
@@ -184,7 +185,7 @@ public final class XMediaUpload {
         let body = JSON.object()
         body.set("id", string: mediaID ?? "")
         body.set("metadata", altText)
-        return .send(step("POST", "/2/media/metadata", json: body, endpoint: "POST /2/media/metadata"), after: 0)
+        return .send(step(.json("POST", x.apiBase + "/2/media/metadata", body), endpoint: "POST /2/media/metadata"), after: 0)
     }
 
     /// Segment `index`: multipart/form-data whose `media` part is read from the file while it is sent.
@@ -195,26 +196,24 @@ public final class XMediaUpload {
             + "Content-Type: application/octet-stream\r\n\r\n"
         let tail = "\r\n--\(boundary)--\r\n"
         let offset = index * Self.segmentSize
-        var spec = step("POST", "/2/media/upload/\(mediaID ?? "")/append", endpoint: "POST /2/media/upload/:id/append",
-                        contentType: "multipart/form-data; boundary=\(boundary)")
+        var request = HTTPRequest(method: "POST", url: x.apiBase + "/2/media/upload/\(mediaID ?? "")/append",
+                                  headers: HTTPRequest.acceptJSON + ["Content-Type: multipart/form-data; boundary=\(boundary)"],
+                                  idempotent: true)
         // A multipart body is not part of the OAuth 1.0a signature (RFC 5849 §3.4.1.3).
-        spec.streamedBody = StreamedBody(head: Array(head.utf8), file: media.file, offset: offset,
+        request.streamedBody = StreamedBody(head: Array(head.utf8), file: media.file, offset: offset,
                                          count: min(Self.segmentSize, media.file.size - offset), tail: Array(tail.utf8))
-        return spec
+        return step(request, endpoint: "POST /2/media/upload/:id/append")
     }
 
     private func status() -> RequestSpec {
-        step("GET", "/2/media/upload?command=STATUS&media_id=\(mediaID ?? "")", endpoint: "GET /2/media/upload")
+        step(.form("GET", x.apiBase + "/2/media/upload", [Parameter("command", "STATUS"), Parameter("media_id", mediaID ?? "")]),
+             endpoint: "GET /2/media/upload")
     }
 
     /// An upload request: safe to send again, unlike the post it serves.
-    private func step(_ method: String, _ path: String, json: JSON? = nil, endpoint: String,
-                      contentType: String? = nil) -> RequestSpec {
-        var headers = ["Accept: application/json"]
-        if let type = contentType ?? (json != nil ? "application/json" : nil) { headers.append("Content-Type: \(type)") }
-        var spec = x.request(method, path, headers: headers, body: json.map { Array($0.dumped().utf8) }, endpoint: endpoint,
-                             authorizer: authorizer)
-        spec.idempotent = true
+    private func step(_ request: HTTPRequest, endpoint: String) -> RequestSpec {
+        var spec = x.request(request, endpoint: endpoint, authorizer: authorizer)
+        spec.request.idempotent = true
         return spec
     }
 

@@ -29,21 +29,21 @@ let maxLengthOption = OptionSpec("max-length", value: "N", integers: 1...100_000
 let noLengthCheckOption = OptionSpec("no-length-check", help: "send posts of any length (for accounts allowed long posts)")
 let mediaDirOption = OptionSpec("media-dir", value: "DIR",
                                 help: "the directory media paths are in; none may lead out of it (default .)")
+let engineDefaults = EngineSettings(parallel: 1)
 
 let status = ToolMain.run(tool, options: [threadOption, apiOption, maxLengthOption, noLengthCheckOption, mediaDirOption]
-    + CommonOptions.requestOptions(apiBaseHelp: XSetup.apiBaseHelp, parallelDefault: 1)) { arguments throws(StartupError) in
+    + engineDefaults.requestOptions(apiBaseHelp: XSetup.apiBaseHelp)) { arguments throws(StartupError) in
+    let settings = engineDefaults.reading(arguments)
     let mediaDirectory: ConfinedDirectory
     do throws(LocalFile.Refusal) {
         mediaDirectory = try ConfinedDirectory(arguments.value(mediaDirOption) ?? ".")
     } catch {
         throw .usage("--media-dir: \(error.message)")
     }
-    let x = try XSetup(arguments: arguments, tool: tool)
-    let poster = TwitterPoster(
-        x: x, legacy: arguments.value(apiOption) == "1.1", thread: arguments.isSet(threadOption),
+    let x = try XSetup(arguments: arguments, tool: tool, dryRun: settings.dryRun)
+    let poster = TwitterPoster(x: x, legacy: arguments.value(apiOption) == "1.1", thread: arguments.isSet(threadOption),
         maxLength: arguments.isSet(noLengthCheckOption) ? nil : arguments.integer(maxLengthOption, default: 280),
-        dryRun: arguments.isSet(CommonOptions.dryRun), mediaDirectory: mediaDirectory)
-    let engine = try Engine(arguments: arguments, tool: tool, defaultParallel: 1)
-    return try EventLoop(tool: tool, arguments: arguments, engine: engine).run(poster)
+        mediaDirectory: mediaDirectory)
+    return try EventLoop(tool: tool, arguments: arguments, engine: Engine(settings, tool: tool)).run(poster)
 }
 exit(status.rawValue)

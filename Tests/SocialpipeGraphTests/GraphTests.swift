@@ -128,13 +128,13 @@ func kind(_ verdict: ResponseClass) -> String {
         let parser = ArgumentParser(tool: testTool, options: [GraphSetup.versionOption]
             + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 1))
         let arguments = try #require(parser.parse(["--dry-run"]).arguments)
-        let setup = try GraphSetup(arguments: arguments, tool: testTool)
+        let setup = try GraphSetup(arguments: arguments, tool: testTool, dryRun: true)
         var spec = setup.request("GET", "/debug_token?input_token=" + PercentEncoding.encoded(inspected), authorizer: app)
         spec.batchKey = "k"
         let batch = GraphBatching(setup: setup, maximumBatch: 50).combine([spec])
-        var request = HTTPRequest(method: batch.method, url: batch.url, headers: batch.headers, body: batch.body, idempotent: true)
+        var request = batch.request
         try app.authorize(&request)
-        let shown = Engine.describe(request, hiding: app.secretValues).dumped()
+        let shown = request.described(hiding: app.secretValues).dumped()
         #expect(!shown.contains("token+with") && !shown.contains("token%2Bwith") && !shown.contains("token%252Bwith"))
         #expect(!shown.contains("app-secret") && shown.contains("debug_token"))
     }
@@ -146,12 +146,12 @@ func kind(_ verdict: ResponseClass) -> String {
         let parser = ArgumentParser(tool: testTool, options: [GraphSetup.versionOption]
             + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 1))
         let arguments = try #require(parser.parse(["--dry-run"]).arguments)
-        let setup = try GraphSetup(arguments: arguments, tool: testTool)
+        let setup = try GraphSetup(arguments: arguments, tool: testTool, dryRun: true)
         let token = try GraphAuthorizer(FacebookCredentials(accessToken: "t", origin: "test"), crypto: Crypto())
         var spec = setup.request("GET", "/\u{301}me?fields=id", authorizer: token)
         spec.batchKey = "k"
         let batch = GraphBatching(setup: setup, maximumBatch: 50).combine([spec])
-        let form = PercentEncoding.formPairs(batch.body ?? [])
+        let form = PercentEncoding.formPairs(batch.request.body ?? [])
         let items = try JSON.parse(String(decoding: form[0].value, as: UTF8.self)).get()
         #expect(items[0]?["relative_url"]?.string == "\u{301}me?fields=id")
     }

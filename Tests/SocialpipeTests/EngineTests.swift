@@ -82,9 +82,10 @@ func runLoop(_ tool: RecordTool, lines: [String], options: [String] = [], transp
         close(ends[0])
         unlink(template)
     }
-    let parser = ArgumentParser(tool: testTool, options: CommonOptions.requestOptions(apiBaseHelp: "", parallelDefault: 4))
+    let defaults = EngineSettings(parallel: 4)
+    let parser = ArgumentParser(tool: testTool, options: defaults.requestOptions(apiBaseHelp: ""))
     let arguments = try #require(parser.parse(options + ["--quiet"]).arguments)
-    let engine = try Engine(arguments: arguments, tool: testTool, defaultParallel: 4, transport: transport)
+    let engine = try Engine(defaults.reading(arguments), tool: testTool, transport: transport)
     engine.batching = batching
     let loop = try EventLoop(tool: testTool, arguments: arguments, source: .lines(fd: ends[0]), outputFD: outputFD,
                              engine: engine, watchesSignals: false)
@@ -282,7 +283,7 @@ final class ListBatching: Batching {
 
     func combine(_ requests: [RequestSpec]) -> RequestSpec {
         batches.append(requests.count)
-        return RequestSpec(method: "POST", url: "http://test.invalid/batch", body: Array(requests.map(\.url).joined(separator: " ").utf8),
+        return RequestSpec(method: "POST", url: "http://test.invalid/batch", body: Array(requests.map(\.request.url).joined(separator: " ").utf8),
                            idempotent: false, rateLimitKey: "POST", service: service)
     }
 

@@ -4,8 +4,8 @@ import Testing
 import TestSupport
 
 // The first run, fixed (issue 11): the pieces behind the summary line, the
-// -v response line, the progress line's erasure and fractional --timeout.
-// End to end in Tests/firstrun/.
+// progress line's erasure and fractional --timeout (the -v response line's
+// tests are RequestDescriptionTests). End to end in Tests/firstrun/.
 
 @Suite struct FailureSummaryTests {
     func queue() -> OutcomeQueue {
@@ -42,32 +42,6 @@ import TestSupport
         reply.succeed(JSON.object(), failsRun: true)
         reply.finish()
         #expect(queue.failureSummary == nil)
-    }
-}
-
-@Suite struct VerboseLineTests {
-    let request = HTTPRequest(method: "POST", url: "https://graph.example/v27.0/me/feed?access_token=secret", idempotent: false)
-    let response = HTTPResponse(status: 400, headers: [], body: [])
-
-    @Test func showsTheAPIsMessageOfAnError() {
-        let line = Engine.verboseLine(response, request, elapsed: 0.012, detail: "facebook-api-version=v27.0",
-                                      error: RecordError(.duplicate, "(#506) Duplicate status message", status: 400))
-        #expect(line.hasPrefix("400 POST https://graph.example/v27.0/me/feed"))
-        #expect(!line.contains("secret"))
-        #expect(line.hasSuffix(" (12 ms) facebook-api-version=v27.0 (#506) Duplicate status message"))
-    }
-
-    @Test func showsNothingMoreForASuccessOrAMessageThatIsOnlyTheStatus() {
-        let ok = HTTPResponse(status: 200, headers: [], body: [])
-        #expect(Engine.verboseLine(ok, request, elapsed: 0.001, detail: nil, error: nil).hasSuffix(" (1 ms)"))
-        #expect(Engine.verboseLine(response, request, elapsed: 0.001, detail: nil,
-                                   error: RecordError(.http, "HTTP 400", status: 400)).hasSuffix(" (1 ms)"))
-    }
-
-    @Test func cutsALongMessage() {
-        let long = String(repeating: "é", count: 5000)
-        let line = Engine.verboseLine(response, request, elapsed: 0, detail: nil, error: RecordError(.http, long))
-        #expect(line.hasSuffix(" " + String(repeating: "é", count: Engine.verboseMessageLimit) + "…"))
     }
 }
 

@@ -75,7 +75,7 @@ func jsonEscaped(_ text: String) -> String { String(JSON.string(text).dumped().d
                                   headers: ["Content-Type: application/json"], body: Array(#"{"text":"x marks the spot"}"#.utf8),
                                   idempotent: false)
         request.headers.insert("Authorization: Bearer x", at: 0)
-        let shown = Engine.describe(request, hiding: ["x"]).dumped()
+        let shown = request.described(hiding: ["x"]).dumped()
         #expect(shown.contains("https://api.x.example/2/tweets") && shown.contains("application/json"))
         #expect(shown.contains(#"[redacted] marks the spot"#) && shown.contains("Bearer [redacted]"))
     }

@@ -1,96 +1,38 @@
 import Glibc
 
 /// The engine: the jobs of the records in flight and their requests, run by
-/// the loop one turn at a time. It keeps at most `--parallel` requests in
-/// flight, retries each request on its own (page 40 of a list has its full
-/// retries), waits out rate limits, shares a request among the jobs that ask
-/// for the same thing, gathers batches, and stops a job behind the head of
-/// an ordered output while too much waits there (lines, or bytes).
+/// the loop one turn at a time. It schedules: jobs begin in input order, at
+/// most `--parallel` requests are in flight, each request has its own
+/// retries (the requests' side is in Requests.swift). What becomes of an
+/// answer is the `ResponsePolicy`'s to say, when a request may go the
+/// `RateLimiter`'s; `SharedAnswers` sends a request once for every job that
+/// asks the same, `BatchGathering` makes batches, and `BackPressure` stops a
+/// job behind the head of an ordered output while too much waits there.
 public final class Engine {
-    private let parallel: Int
-    private let retries: Int
-    private let maxWait: Double
-    private let verbose: Bool
-    private let dryRun: Bool
-    private let transport: Transport
+    let settings: EngineSettings
+    let transport: Transport
+    let policy: ResponsePolicy
+    let limiter: RateLimiter
+    var shared = SharedAnswers()
+    let prerequisites = Prerequisites()
+    private var backPressure = BackPressure()
+    var gathering: BatchGathering?
     /// How a tool gathers requests into batches, when it does.
-    public var batching: Batching?
-    /// Lines a job may hold behind the head of ordered output before it stops
-    /// asking for more (two pages of a thousand accounts).
-    static let lineBoundPerJob = 2000
-
-    /// Whether the job of `reply` may ask for more: always at the head of the
-    /// output; behind it, while it holds fewer than `lineBoundPerJob` lines and
-    /// all records together hold less than `OutcomeQueue.byteWindow` bytes.
-    private static func mayFetchMore(_ reply: Reply) -> Bool {
-        reply.isAtHead || (reply.bufferedLines < lineBoundPerJob && reply.bufferedBytesOfAllRecords < OutcomeQueue.byteWindow)
-    }
-
-    /// A job and its bookkeeping.
-    final class Tracked {
-        let job: Job
-        let order: Int
-        /// Requests made for the record so far.
-        var attempts = 0
-        var isOver = false
-        /// Whether a request of the job went again after renewed credentials (once per job).
-        var renewedCredentials = false
-        /// Counted among the jobs uploading files.
-        var uploading = false
-        init(job: Job, order: Int) {
-            self.job = job
-            self.order = order
-        }
-    }
-
-    /// One request: its attempts, backoff and the jobs it answers.
-    final class Exchange {
-        let spec: RequestSpec
-        let order: Int
-        var jobs: [Tracked]
-        /// For a batch: the requests it carries, in order.
-        var members: [Exchange] = []
-        var attempts = 0
-        /// Times a batch answered this request with "not completed".
-        var notCompleted = 0
-        /// Not to be sent before this monotonic time (backoff).
-        var notBefore = 0.0
-        /// Whether `notBefore` is a wait the job asked for (`sendAfter`), not a backoff.
-        var waitIsTheJobs = false
-        var request: HTTPRequest?
-        /// Whether it is credentials' prerequisite (a token's refresh) that other requests wait for.
-        var isPrerequisite = false
-        init(spec: RequestSpec, order: Int, jobs: [Tracked]) {
-            self.spec = spec
-            self.order = order
-            self.jobs = jobs
-        }
-        /// Every job waiting for this request (a batch's members' jobs too).
-        var allJobs: [Tracked] { members.isEmpty ? jobs : members.flatMap(\.allJobs) }
+    public var batching: Batching? {
+        didSet { gathering = batching.map { BatchGathering(batching: $0) } }
     }
 
     private var unbegun: [Tracked] = []
     /// Begun jobs waiting for another to end before they go on.
     private var held: [Tracked] = []
-    private var ready: [Exchange] = []
-    private var inFlight: [Int: Exchange] = [:]
-    /// Jobs stopped for their buffered lines, with when their request may go.
-    private var parked: [(Tracked, RequestSpec, notBefore: Double)] = []
-    private var deliveries: [(Tracked, Result<Answer, RecordError>)] = []
-    /// Shared requests not yet answered, by sharing key.
-    private var shared: [String: Exchange] = [:]
-    /// Answers kept for the run, by sharing key, with the requests they took.
-    private var kept: [String: (result: Result<Answer, RecordError>, attempts: Int)] = [:]
-    private var buckets: [String: RateLimitState] = [:]
-    private let prerequisites = Prerequisites()
-    /// Rate-limit keys whose throttling outlasted the engine's patience:
-    /// their later requests fail without being sent.
-    private var gaveUp: Set<String> = []
-    /// When the last request of each rate-limit key went out (monotonic).
-    private var lastSent: [String: Double] = [:]
+    /// Requests waiting to go, in input order, and those in flight by transfer id.
+    var ready: [Exchange] = []
+    var inFlight: [Int: Exchange] = [:]
+    /// Final results waiting to be handed to their jobs.
+    var deliveries: [(Tracked, Result<Answer, RecordError>)] = []
     /// What the loop knows of its input, for gathering batches.
     var input = InputState()
-    private var nextID = 0
+    var nextID = 0
     private var nextOrder = 0
     /// Whether a job ended since the held ones were last asked.
     private var jobEnded = false
@@ -102,56 +44,34 @@ public final class Engine {
     /// Bytes the jobs uploading now will send in all, and have sent in
     /// finished requests; both start over once no job is uploading.
     private var uploadTotal = 0
-    private var uploadDone = 0
+    var uploadDone = 0
     private var uploadingJobs = 0
 
-    /// Reads the request options of contract §5 from `arguments`. `transport`
-    /// defaults to libcurl; the unit tests give their own.
-    public init(arguments: ParsedArguments, tool: ToolDescription, defaultParallel: Int,
-                transport: Transport? = nil) throws(StartupError) {
-        parallel = arguments.integer(CommonOptions.parallel(default: defaultParallel), default: defaultParallel)
-        retries = arguments.integer(CommonOptions.retries, default: 3)
-        maxWait = Double(arguments.integer(CommonOptions.maxWait, default: 900))
-        verbose = arguments.isSet(CommonOptions.verbose)
-        dryRun = arguments.isSet(CommonOptions.dryRun)
+    /// An engine run as `settings` say. `transport` defaults to libcurl
+    /// (a `--cacert` that cannot serve is a configuration error); the unit
+    /// tests give their own.
+    public init(_ settings: EngineSettings, tool: ToolDescription, transport: Transport? = nil) throws(StartupError) {
+        self.settings = settings
+        policy = ResponsePolicy(retries: settings.retries, maxWait: settings.maxWait)
+        limiter = RateLimiter(maxWait: settings.maxWait)
         if let transport {
             self.transport = transport
             return
         }
-        let caFile = arguments.value(CommonOptions.cacert)
-        if let caFile, let problem = CertificateBundle.problem(caFile) { throw .configuration("--cacert: \(problem)") }
-        self.transport = try CurlTransport(parallel: parallel, timeout: arguments.decimal(CommonOptions.timeout, default: 30),
-                                           caFile: caFile, userAgent: "socialpipe/\(socialpipeVersion) (\(tool.name))")
+        if let caFile = settings.caFile, let problem = CertificateBundle.problem(caFile) { throw .configuration("--cacert: \(problem)") }
+        self.transport = try CurlTransport(parallel: settings.parallel, timeout: settings.timeout, caFile: settings.caFile,
+                                           userAgent: "socialpipe/\(socialpipeVersion) (\(tool.name))")
     }
 
-    /// How many records may be read ahead of the ones finished: with
-    /// batches, enough to fill one for each request in flight and the next.
-    var window: Int { max(parallel * 4, 16, (batching?.maximumBatch ?? 0) * (parallel + 1)) }
-
-    /// The state of the input, as far as batches care.
-    struct InputState {
-        /// No more records will come.
-        var ended = false
-        /// No more records are taken in until some finish.
-        var full = false
-        /// When the last record was taken in (monotonic seconds).
-        var lastRecordAt = 0.0
-    }
-
-    /// How long input may pause before a batch that is not full goes out.
-    static let inputPause = 0.05
-
-    /// Whether a batch that is not full should wait for more records.
-    private func batchMayGrow(now: Double) -> Bool {
-        interruption == nil && !input.ended && !input.full && now < input.lastRecordAt + Self.inputPause
-    }
+    /// How many records may be read ahead of the ones finished.
+    var window: Int { BackPressure.readAhead(parallel: settings.parallel, maximumBatch: batching?.maximumBatch) }
 
     /// Requests in flight, for the progress line.
     var inFlightCount: Int { inFlight.count }
 
     /// Whether there is nothing to do until new records arrive.
     var isIdle: Bool {
-        unbegun.isEmpty && held.isEmpty && ready.isEmpty && inFlight.isEmpty && parked.isEmpty && deliveries.isEmpty
+        unbegun.isEmpty && held.isEmpty && ready.isEmpty && inFlight.isEmpty && backPressure.parked.isEmpty && deliveries.isEmpty
     }
 
     /// Takes `job` in; it begins in input order.
@@ -213,7 +133,7 @@ public final class Engine {
     var uploadProgress: (sent: Int, total: Int)? {
         guard uploadingJobs > 0 else { return nil }
         var sent = uploadDone
-        for (id, exchange) in inFlight where exchange.spec.streamedBody != nil { sent += transport.bodyBytesSent(id: id) }
+        for (id, exchange) in inFlight where exchange.spec.request.streamedBody != nil { sent += transport.bodyBytesSent(id: id) }
         return (min(sent, uploadTotal), uploadTotal)
     }
 
@@ -234,45 +154,35 @@ public final class Engine {
             fail(tracked, cancelledBeforeSending(tracked))
             return
         }
-        if dryRun {
-            do throws(RecordError) {
-                // As it would go out: a request that travels in batches, in a batch of its own.
-                let sent = spec.batchKey != nil ? batching?.combine([spec]) ?? spec : spec
-                let description = Self.describe(try sign(sent), hiding: sent.authorizer?.secretValues ?? [])
-                handle(tracked.job.dryRun(description, of: spec), tracked)
-            } catch {
-                fail(tracked, error)
-            }
+        if settings.dryRun {
+            show(spec, for: tracked)
             return
         }
-        if !Self.mayFetchMore(tracked.job.reply) {
-            parked.append((tracked, spec, notBefore))
+        if !BackPressure.mayFetchMore(tracked.job.reply) {
+            backPressure.park(tracked, spec, notBefore: notBefore)
             return
         }
-        if let sharing = spec.sharing {
-            // A job that shares a request counts the requests it took.
-            if let answer = kept[sharing.key] {
-                tracked.attempts += answer.attempts
-                deliveries.append((tracked, answer.result))
-                return
-            }
-            if let exchange = shared[sharing.key] {
-                tracked.attempts += exchange.attempts
-                exchange.jobs.append(tracked)
-                return
-            }
+        if let key = spec.sharing?.key, let joining = shared.join(tracked, key: key) {
+            if case .kept(let result) = joining { deliveries.append((tracked, result)) }
+            return
         }
         let exchange = Exchange(spec: spec, order: tracked.order, jobs: [tracked])
         exchange.notBefore = notBefore
         exchange.waitIsTheJobs = notBefore > 0
-        if let key = spec.sharing?.key { shared[key] = exchange }
+        shared.sending(exchange)
         queue(exchange)
     }
 
-    /// Puts `exchange` among the requests to send, in input order.
-    private func queue(_ exchange: Exchange) {
-        let position = ready.firstIndex { $0.order > exchange.order } ?? ready.count
-        ready.insert(exchange, at: position)
+    /// A dry run: `spec` signed as it would go out (a request that travels
+    /// in batches, in a batch of its own) and shown instead of sent.
+    private func show(_ spec: RequestSpec, for tracked: Tracked) {
+        do throws(RecordError) {
+            let sent = spec.batchKey != nil ? batching?.combine([spec]) ?? spec : spec
+            let description = try sign(sent).described(hiding: sent.authorizer?.secretValues ?? [])
+            handle(tracked.job.dryRun(description, of: spec), tracked)
+        } catch {
+            fail(tracked, error)
+        }
     }
 
     private func deliver() {
@@ -288,432 +198,14 @@ public final class Engine {
         }
     }
 
-    /// Jobs stopped for their buffered lines go on once their record reaches
-    /// the head of the output or enough lines have gone out.
+    /// Jobs stopped for their buffered lines go on once they may.
     private func unpark() {
-        guard !parked.isEmpty else { return }
-        var still: [(Tracked, RequestSpec, notBefore: Double)] = []
-        for (tracked, spec, notBefore) in parked {
-            if Self.mayFetchMore(tracked.job.reply) {
-                submit(spec, for: tracked, notBefore: notBefore)
-            } else {
-                still.append((tracked, spec, notBefore))
-            }
-        }
-        parked = still
-    }
-
-    // MARK: Sending
-
-    private func startExchanges() {
-        guard interruption == nil else { return }
-        let now = Clock.monotonic()
-        let wallNow = Clock.wall()
-        var heldKeys = Set<String>()
-        var index = 0
-        while index < ready.count && inFlight.count < parallel {
-            let exchange = ready[index]
-            let key = exchange.spec.rateLimitKey
-            if heldKeys.contains(key) {
-                index += 1
-                continue
-            }
-            let state = buckets[key] ?? RateLimitState()
-            if gaveUp.contains(key) {
-                ready.remove(at: index)
-                failExchange(exchange, RecordError(.rateLimit, "not sent: these credentials were throttled earlier in this run "
-                                                   + "and waiting gave out"))
-                continue
-            }
-            if let until = state.capExhaustedUntil(wallNow) {
-                ready.remove(at: index)
-                failExchange(exchange, rateLimitError(until: until, status: nil, message: "24-hour limit exhausted"))
-                continue
-            }
-            if let until = state.windowExhaustedUntil(wallNow) {
-                if until - wallNow > maxWait {
-                    ready.remove(at: index)
-                    failExchange(exchange, rateLimitError(until: until, status: nil,
-                                                          message: "rate limit exhausted; the reset is beyond --max-wait"))
-                    continue
-                }
-                heldKeys.insert(key)
-                index += 1
-                continue
-            }
-            if exchange.notBefore > now || nextAllowed(key, state) > now {
-                // Keep order within an endpoint, and keep a backoff (a throttled
-                // token) for every request on it: later ones wait behind this one.
-                // A wait the job asked for (an upload's status after the time the
-                // API gave) holds up no other request that may go in any order.
-                let ownWait = exchange.waitIsTheJobs && exchange.spec.idempotent && nextAllowed(key, state) <= now
-                if !ownWait { heldKeys.insert(key) }
-                index += 1
-                continue
-            }
-            if waitsForCompanions(exchange, from: index + 1, now: now) {
-                index += 1
-                continue
-            }
-            ready.remove(at: index)
-            if awaitsPrerequisite(exchange) { continue }
-            send(batched(exchange, from: index, now: now))
-        }
-    }
-
-    /// The earliest time the next request of `key` may go, given the spacing
-    /// its API asks for while usage is high.
-    private func nextAllowed(_ key: String, _ state: RateLimitState) -> Double {
-        guard let spacing = state.spacing, let last = lastSent[key] else { return 0 }
-        return last + spacing
-    }
-
-    /// Whether `exchange` could lead a batch that is not yet full and more
-    /// records may still come to fill it.
-    private func waitsForCompanions(_ exchange: Exchange, from index: Int, now: Double) -> Bool {
-        guard let batching, let batchKey = exchange.spec.batchKey, exchange.members.isEmpty, batchMayGrow(now: now) else {
-            return false
-        }
-        var gathered = 1
-        for candidate in ready[index...] where candidate.spec.batchKey == batchKey && candidate.members.isEmpty
-            && candidate.notBefore <= now {
-            gathered += 1
-            if gathered >= batching.maximumBatch { return false }
-        }
-        return true
-    }
-
-    /// `exchange`, or a batch of it and the ready requests after `index`
-    /// that may travel with it (not those waiting out a backoff).
-    private func batched(_ exchange: Exchange, from index: Int, now: Double) -> Exchange {
-        guard let batching, let batchKey = exchange.spec.batchKey, exchange.members.isEmpty else { return exchange }
-        var members = [exchange]
-        var position = index
-        while position < ready.count && members.count < batching.maximumBatch {
-            let candidate = ready[position]
-            if candidate.spec.batchKey == batchKey && candidate.members.isEmpty && candidate.notBefore <= now {
-                members.append(ready.remove(at: position))
-            } else {
-                position += 1
-            }
-        }
-        let batch = Exchange(spec: batching.combine(members.map(\.spec)), order: exchange.order, jobs: [])
-        batch.members = members
-        return batch
-    }
-
-    /// Whether `exchange` waits for its credentials' prerequisite (a token's
-    /// refresh), sent first; or ended because that could not be asked for.
-    private func awaitsPrerequisite(_ exchange: Exchange) -> Bool {
-        guard !exchange.isPrerequisite, let authorizer = exchange.spec.authorizer else { return false }
-        do throws(RecordError) {
-            guard let prerequisite = try authorizer.prerequisite() else { return false }
-            if let own = prerequisites.wait(exchange, for: prerequisite) { queue(own) }
-        } catch {
-            failExchange(exchange, error)
-        }
-        return true
-    }
-
-    /// A prerequisite's outcome: the requests that waited go on (and sign
-    /// with what it brought), or end with the error its credentials give.
-    private func settled(_ exchange: Exchange, _ result: Result<Answer, RecordError>) {
-        guard let pending = prerequisites.settle(exchange) else { return }
-        var failure: RecordError?
-        switch result {
-        case .success(let answer):
-            do throws(RecordError) { try pending.prerequisite.taken(answer) } catch { failure = error }
-        case .failure(let error):
-            failure = pending.prerequisite.failed(error)
-        }
-        for waiting in pending.waiting {
-            if let failure {
-                failExchange(waiting, failure)
-            } else if interruption != nil {
-                for tracked in waiting.allJobs { fail(tracked, cancelledBeforeSending(tracked)) }
-            } else {
-                queue(waiting)
-            }
-        }
-    }
-
-    /// A request refused for its credentials (a 401) goes again once per
-    /// job when its authorizer renews them (after its prerequisite, a refresh).
-    private func renewsCredentials(_ exchange: Exchange, after error: RecordError) -> Bool {
-        guard interruption == nil, exchange.members.isEmpty, let request = exchange.request,
-              let authorizer = exchange.spec.authorizer, !exchange.jobs.contains(where: \.renewedCredentials),
-              authorizer.renews(after: error, of: request) else { return false }
-        for tracked in exchange.jobs { tracked.renewedCredentials = true }
-        exchange.attempts = 0
-        exchange.notBefore = 0
-        queue(exchange)
-        return true
-    }
-
-    /// The request as it goes out, signed afresh for this attempt.
-    private func sign(_ spec: RequestSpec) throws(RecordError) -> HTTPRequest {
-        var request = HTTPRequest(method: spec.method, url: spec.url, headers: spec.headers, body: spec.body,
-                                  idempotent: spec.idempotent)
-        request.streamedBody = spec.streamedBody
-        try spec.authorizer?.authorize(&request)
-        return request
-    }
-
-    private func send(_ exchange: Exchange) {
-        let request: HTTPRequest
-        do throws(RecordError) {
-            request = try sign(exchange.spec)
-        } catch {
-            failExchange(exchange, error)
-            return
-        }
-        let id = nextID
-        nextID += 1
-        guard transport.start(request, id: id) else {
-            failExchange(exchange, RecordError(.network, "could not create a transfer"))
-            return
-        }
-        exchange.attempts += 1
-        for member in exchange.members { member.attempts += 1 }
-        for tracked in exchange.allJobs { tracked.attempts += 1 }
-        exchange.request = request
-        inFlight[id] = exchange
-        lastSent[exchange.spec.rateLimitKey] = Clock.monotonic()
-        if verbose { Diagnostics.say("\(request.method) \(Redaction.redactedURL(request.url))") }
-    }
-
-    // MARK: Answers
-
-    private func conclude(_ id: Int, _ outcome: TransferOutcome, elapsed: Double) {
-        guard let exchange = inFlight.removeValue(forKey: id), let request = exchange.request else { return }
-        switch outcome {
-        case .failure(let message, let requestSent, let lasting, let status):
-            if verbose {
-                Diagnostics.say("failed \(request.method) \(Redaction.redactedURL(request.url)): \(message) (\(Int(elapsed * 1000)) ms)")
-            }
-            if requestSent && !exchange.spec.idempotent {
-                failExchange(exchange, RecordError(.ambiguous, "\(message) after the request was sent; it may or may not have been applied",
-                                                   status: status))
-            } else if exchange.attempts <= retries && interruption == nil && !lasting {
-                retryLater(exchange, after: nil)
-            } else {
-                failExchange(exchange, RecordError(.network, message))
-            }
-        case .response(let response):
-            judge(response, to: exchange, verboseAfter: verbose ? (request, elapsed) : nil)
-        case .tooLarge(let status, let limit):
-            let message = "the answer (HTTP \(status)) is longer than \(limit >> 20) MiB, the most a tool reads; "
-                + "not asked again, as it would be as long again"
-            if verbose {
-                Diagnostics.say("failed \(request.method) \(Redaction.redactedURL(request.url)): \(message) (\(Int(elapsed * 1000)) ms)")
-            }
-            failExchange(exchange, unreadable(exchange, status: status, message))
-        }
-    }
-
-    /// What `response` means for `exchange`, as its API's service sees it;
-    /// with `verboseAfter`, the response's `-v` line once that is known.
-    private func judge(_ response: HTTPResponse, to exchange: Exchange, verboseAfter sent: (HTTPRequest, Double)? = nil) {
-        let key = exchange.spec.rateLimitKey
-        exchange.spec.service.readRateLimits(response, into: &buckets[key, default: RateLimitState()])
-        let body = ResponseBody(response.body)
-        var verdict = exchange.spec.service.classify(response, body: body)
-        if case .success = verdict, exchange.spec.answersWithJSON,
-           !body.isJSON(emptyAllowed: exchange.spec.method != "GET") {
-            // Cut short or garbled: a read goes again, as after a 5xx; a post
-            // that may have been applied ends `ambiguous` (serverFailed).
-            verdict = .transient(RecordError(.http, "HTTP \(response.status) with an answer that is not JSON (cut short or garbled)",
-                                             status: response.status))
-        }
-        if let (request, elapsed) = sent {
-            Diagnostics.say(Self.verboseLine(response, request, elapsed: elapsed, detail: exchange.spec.service.verboseDetail(response),
-                                             error: verdict.error))
-        }
-        switch verdict {
-        case .success:
-            if let streamed = exchange.spec.streamedBody { uploadDone += streamed.length }
-            answered(exchange, .success(Answer(response, body: body)))
-        case .failure(let error):
-            if !renewsCredentials(exchange, after: error) { failExchange(exchange, error) }
-        case .transient(let error):
-            serverFailed(exchange, response, error)
-        case .rateLimited(let error, let capped):
-            rateLimited(exchange, response, error, capped: capped, stopsCredentials: false)
-        case .throttled(let error):
-            rateLimited(exchange, response, error, capped: false, stopsCredentials: true)
-        }
-    }
-
-    /// Longest API message a `-v` line shows, in Unicode scalars.
-    static let verboseMessageLimit = 200
-
-    /// `STATUS METHOD URL (N ms)`, the service's detail, and for an answer
-    /// judged an error the API's message, cut to `verboseMessageLimit`
-    /// (`Diagnostics.say` escapes it). A message the API did not give
-    /// (`HTTP 400`) would only repeat the status.
-    static func verboseLine(_ response: HTTPResponse, _ request: HTTPRequest, elapsed: Double, detail: String?,
-                            error: RecordError?) -> String {
-        var line = "\(response.status) \(request.method) \(Redaction.redactedURL(request.url)) (\(Int(elapsed * 1000)) ms)"
-        if let detail { line += " " + detail }
-        if let message = error?.message, message != "HTTP \(response.status)" {
-            let scalars = message.unicodeScalars
-            line += " " + (scalars.count > verboseMessageLimit
-                ? String(String.UnicodeScalarView(scalars.prefix(verboseMessageLimit))) + "…" : message)
-        }
-        return line
-    }
-
-    /// Hands a final result to every job waiting for `exchange`.
-    private func answered(_ exchange: Exchange, _ result: Result<Answer, RecordError>) {
-        if exchange.isPrerequisite {
-            settled(exchange, result)
-            return
-        }
-        if let sharing = exchange.spec.sharing {
-            shared.removeValue(forKey: sharing.key)
-            if sharing.keepAnswer { kept[sharing.key] = (result, exchange.attempts) }
-        }
-        if !exchange.members.isEmpty, let batching, case .success(let answer) = result {
-            split(answer, of: exchange, with: batching)
-            return
-        }
-        if !exchange.members.isEmpty {
-            for member in exchange.members { answered(member, result) }
-            return
-        }
-        for tracked in exchange.jobs { deliveries.append((tracked, result)) }
-    }
-
-    private func failExchange(_ exchange: Exchange, _ error: RecordError) {
-        answered(exchange, .failure(error))
-    }
-
-    /// Each request of a batch gets its own part of the answer, judged as if
-    /// it had come alone. A part the API did not complete goes out once more
-    /// in a later batch; an answer that cannot be read may have applied any
-    /// of the requests.
-    private func split(_ answer: Answer, of batch: Exchange, with batching: Batching) {
-        guard let slots = batching.split(answer, count: batch.members.count) else {
-            for member in batch.members {
-                failExchange(member, unreadable(member, status: answer.status, "the batch's answer could not be read"))
-            }
-            return
-        }
-        for (index, member) in batch.members.enumerated() {
-            guard index < slots.count else {
-                failExchange(member, unreadable(member, status: answer.status, "the batch's answer has no part for this request"))
-                continue
-            }
-            switch slots[index] {
-            case .response(let response):
-                judge(response, to: member)
-            case .notCompleted:
-                member.notCompleted += 1
-                if member.notCompleted > 1 || interruption != nil {
-                    failExchange(member, RecordError(.http, "the API did not complete this request in two batches; it was not applied",
-                                                     status: answer.status))
-                } else {
-                    member.notBefore = 0
-                    queue(member)
-                }
-            }
-        }
-    }
-
-    /// The error of a request whose answer cannot be read: a post may have been applied.
-    private func unreadable(_ exchange: Exchange, status: Int, _ message: String) -> RecordError {
-        exchange.spec.idempotent ? RecordError(.http, message, status: status)
-            : RecordError(.ambiguous, message + "; the request may or may not have been applied", status: status)
-    }
-
-    private func serverFailed(_ exchange: Exchange, _ response: HTTPResponse, _ error: RecordError) {
-        if !exchange.spec.idempotent {
-            // The API's own fields (code, trace id) stay: they are what its support asks for.
-            var ambiguous = error
-            ambiguous.kind = .ambiguous
-            let statusNote = error.message == "HTTP \(response.status)" ? "" : " (HTTP \(response.status))"
-            ambiguous.message = "\(error.message)\(statusNote); the request may or may not have been applied"
-            ambiguous.status = response.status
-            failExchange(exchange, ambiguous)
-        } else if exchange.attempts <= retries && interruption == nil {
-            let retryAfter = response.retryAfter(now: Clock.wall())
-            if let retryAfter, retryAfter > maxWait {
-                var error = error
-                error.message += " (the server asked to be asked again in \(Self.describe(seconds: retryAfter)), beyond --max-wait)"
-                failExchange(exchange, error)
-            } else {
-                retryLater(exchange, after: retryAfter)
-            }
-        } else {
-            failExchange(exchange, error)
-        }
-    }
-
-    /// `120 s`, or `more than a day` for a wait no run makes.
-    static func describe(seconds: Double) -> String {
-        seconds < 86_400 ? "\(Int(seconds.rounded(.up))) s" : "more than a day"
-    }
-
-    /// A throttled request was not applied, so even a post may go again.
-    /// `stopsCredentials`: once waiting gives out, later requests on the same
-    /// credentials fail without being sent.
-    private func rateLimited(_ exchange: Exchange, _ response: HTTPResponse, _ error: RecordError, capped: Bool,
-                             stopsCredentials: Bool) {
-        let now = Clock.wall()
-        let key = exchange.spec.rateLimitKey
-        let state = buckets[key] ?? RateLimitState()
-        if capped {
-            failExchange(exchange, error)
-        } else if let until = state.capExhaustedUntil(now) {
-            failExchange(exchange, rateLimitError(until: until, status: response.status, message: "24-hour limit exhausted", from: error))
-        } else if let until = state.windowExhaustedUntil(now) {
-            if until - now > maxWait || interruption != nil {
-                failExchange(exchange, rateLimitError(until: until, status: response.status, message: error.message, from: error))
-            } else {
-                exchange.notBefore = 0
-                queue(exchange)
-            }
-        } else if exchange.attempts <= retries && interruption == nil {
-            let retryAfter = response.retryAfter(now: now)
-            if let retryAfter, retryAfter > maxWait {
-                failExchange(exchange, rateLimitError(until: now + retryAfter, status: response.status, message: error.message,
-                                                      from: error))
-            } else {
-                retryLater(exchange, after: retryAfter)
-            }
-        } else {
-            if stopsCredentials { gaveUp.insert(key) }
-            failExchange(exchange, error)
-        }
-    }
-
-    /// A `rate_limit` error with the time waiting would end (`reset`, when
-    /// that is a date at all: a server may name any number), keeping the
-    /// API's own fields of the answer that said so (`answer`), if one did.
-    private func rateLimitError(until: Double, status: Int?, message: String, from answer: RecordError? = nil) -> RecordError {
-        var error = answer ?? RecordError(.rateLimit, message)
-        error.kind = .rateLimit
-        error.status = status
-        if let reset = Clock.iso8601(until) {
-            error.message = message + " until " + reset
-            error.extras.append(("reset", .string(reset)))
-        } else {
-            error.message = message + " (the wait asked for is beyond any date)"
-        }
-        return error
-    }
-
-    /// Exponential backoff with full jitter, or the server's Retry-After.
-    private func retryLater(_ exchange: Exchange, after retryAfter: Double?) {
-        let ceiling = min(30.0, 0.5 * Double(1 << min(exchange.attempts, 10)))
-        exchange.notBefore = Clock.monotonic() + (retryAfter ?? Double.random(in: 0...ceiling))
-        exchange.waitIsTheJobs = false
-        queue(exchange)
+        for (tracked, spec, notBefore) in backPressure.released() { submit(spec, for: tracked, notBefore: notBefore) }
     }
 
     // MARK: Ending
 
-    private func fail(_ tracked: Tracked, _ error: RecordError) {
+    func fail(_ tracked: Tracked, _ error: RecordError) {
         guard !tracked.isOver else { return }
         var error = error
         if error.attempts == nil { error.attempts = tracked.attempts }
@@ -737,7 +229,7 @@ public final class Engine {
         jobEnded = true
     }
 
-    private func cancelledBeforeSending(_ tracked: Tracked) -> RecordError {
+    func cancelledBeforeSending(_ tracked: Tracked) -> RecordError {
         RecordError(.cancelled, tracked.attempts == 0 ? "interrupted before this record was sent"
                                                       : "interrupted before its next request was sent")
     }
@@ -749,7 +241,7 @@ public final class Engine {
         if interruption != nil {
             for (id, exchange) in inFlight {
                 transport.cancel(id: id)
-                let kind: RecordError.Kind = exchange.spec.idempotent ? .cancelled : .ambiguous
+                let kind: RecordError.Kind = exchange.spec.request.idempotent ? .cancelled : .ambiguous
                 failExchange(exchange, RecordError(kind, "interrupted while the request was in flight"))
             }
             inFlight.removeAll()
@@ -765,15 +257,10 @@ public final class Engine {
         for exchange in waiting {
             for tracked in exchange.allJobs { fail(tracked, cancelledBeforeSending(tracked)) }
         }
-        for (tracked, _, _) in parked { fail(tracked, cancelledBeforeSending(tracked)) }
-        parked.removeAll()
-        for pending in prerequisites.unsent({ exchange in !inFlight.values.contains { $0 === exchange } }) {
-            _ = pending.prerequisite.failed(RecordError(.cancelled, "interrupted"))
-            for waiting in pending.waiting {
-                for tracked in waiting.allJobs { fail(tracked, cancelledBeforeSending(tracked)) }
-            }
-        }
-        for (id, exchange) in inFlight where exchange.spec.idempotent {
+        for (tracked, _, _) in backPressure.parked { fail(tracked, cancelledBeforeSending(tracked)) }
+        backPressure.parked.removeAll()
+        cancelUnsentPrerequisites()
+        for (id, exchange) in inFlight where exchange.spec.request.idempotent {
             transport.cancel(id: id)
             inFlight.removeValue(forKey: id)
             failExchange(exchange, RecordError(.cancelled, "interrupted while the request was in flight"))
@@ -788,7 +275,7 @@ public final class Engine {
         unbegun.removeAll()
         held.removeAll()
         ready.removeAll()
-        parked.removeAll()
+        backPressure.parked.removeAll()
         deliveries.removeAll()
         shared.removeAll()
     }
@@ -796,25 +283,19 @@ public final class Engine {
     // MARK: Waiting
 
     /// How long the loop may sleep: until the transport needs attention, the
-    /// next retry or rate-limit reset that would let a request go, or `tick`.
+    /// next retry or rate-limit reset that would let a request go, the end of
+    /// a batch's wait for companions, or `tick`.
     func waitMilliseconds(tick: Double) -> Int32 {
         if !deliveries.isEmpty { return 0 }
         var wait = tick
         if let timeout = transport.nextTimeout { wait = min(wait, Double(timeout)) }
-        if inFlight.count < parallel {
-            let now = Clock.monotonic()
-            let wallNow = Clock.wall()
+        if inFlight.count < settings.parallel {
+            let now = Moment.now()
             for exchange in ready {
-                let key = exchange.spec.rateLimitKey
-                let state = buckets[key] ?? RateLimitState()
-                if let until = state.windowExhaustedUntil(wallNow) {
-                    wait = min(wait, (until - wallNow) * 1000)
-                } else {
-                    wait = min(wait, (max(exchange.notBefore, nextAllowed(key, state)) - now) * 1000)
-                }
+                wait = min(wait, limiter.secondsUntilSendable(exchange.spec.rateLimitKey, notBefore: exchange.notBefore, at: now) * 1000)
             }
-            if batching != nil && batchMayGrow(now: now) && ready.contains(where: { $0.spec.batchKey != nil }) {
-                wait = min(wait, (input.lastRecordAt + Self.inputPause - now) * 1000)
+            if let end = gathering?.companionWaitEnd(ready, input, interrupted: interruption != nil, now: now.monotonic) {
+                wait = min(wait, (end - now.monotonic) * 1000)
             }
         }
         // Rounded up: a sleep rounded down to 0 ms would spin until the deadline.
@@ -828,34 +309,6 @@ public final class Engine {
 
     /// The wall-clock end of the longest rate-limit wait now holding requests back.
     func rateLimitWaitEnd() -> Double? {
-        let now = Clock.wall()
-        var end: Double?
-        for exchange in ready {
-            if let until = buckets[exchange.spec.rateLimitKey]?.windowExhaustedUntil(now) { end = max(end ?? 0, until) }
-        }
-        return end
-    }
-
-    // MARK: Dry run
-
-    /// `{method, url, headers, body}` with secrets redacted
-    /// (contract §5): by name, and wherever one of `secrets` appears.
-    static func describe(_ request: HTTPRequest, hiding secrets: [String] = []) -> JSON {
-        let description = JSON.object()
-        description.set("method", string: request.method)
-        description.set("url", string: Redaction.hiding(secrets, in: Redaction.redactedURL(request.url)))
-        let headers = JSON.array()
-        for line in request.headers {
-            headers.append(.string(Redaction.hiding(secrets, in: Redaction.redactedHeader(line, secretNames: request.secretHeaders))))
-        }
-        description.set("headers", headers)
-        if let streamed = request.streamedBody {
-            description.set("body", .string(Redaction.hiding(secrets, in: streamed.described)))
-        } else if let body = request.body {
-            description.set("body", .string(Redaction.hiding(secrets, in: UTF8Validation.repaired(body))))
-        } else {
-            description.set("body", .null)
-        }
-        return description
+        limiter.resetWaitEnd(of: ready.lazy.map(\.spec.rateLimitKey), now: Clock.wall())
     }
 }

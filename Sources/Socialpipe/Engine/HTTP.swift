@@ -1,18 +1,10 @@
 import Glibc
 
-/// A request as a tool asks for it: what to send, how to sign each attempt,
-/// which API answers it, and whether it may be shared or batched.
+/// A request as a tool asks for it: what to send (`request`), how to sign
+/// each attempt, which API answers it, and whether it may be shared or batched.
 public struct RequestSpec {
-    public var method: String
-    public var url: String
-    /// `Name: value` lines, besides the authorization.
-    public var headers: [String]
-    public var body: [UInt8]?
-    /// A body read from a file as it is sent, instead of `body`.
-    public var streamedBody: StreamedBody?
-    /// Whether sending it twice is harmless (GET, or a step of an upload
-    /// that nothing refers to yet); a post is not.
-    public var idempotent: Bool
+    /// What is sent, before each attempt adds its authorization.
+    public var request: HTTPRequest
     /// Requests sharing a key share rate-limit state (endpoint and credentials).
     public var rateLimitKey: String
     /// The API: how its answers are classified and its limits read.
@@ -29,16 +21,18 @@ public struct RequestSpec {
     /// that answer in a form (OAuth 1.0a's token steps).
     public var answersWithJSON = true
 
-    public init(method: String, url: String, headers: [String] = [], body: [UInt8]? = nil, idempotent: Bool,
-                rateLimitKey: String, service: APIService, authorizer: RequestAuthorizer? = nil) {
-        self.method = method
-        self.url = url
-        self.headers = headers
-        self.body = body
-        self.idempotent = idempotent
+    public init(_ request: HTTPRequest, rateLimitKey: String, service: APIService, authorizer: RequestAuthorizer? = nil) {
+        self.request = request
         self.rateLimitKey = rateLimitKey
         self.service = service
         self.authorizer = authorizer
+    }
+
+    /// A request made of `HTTPRequest`'s parts.
+    public init(method: String, url: String, headers: [String] = [], body: [UInt8]? = nil, idempotent: Bool,
+                rateLimitKey: String, service: APIService, authorizer: RequestAuthorizer? = nil) {
+        self.init(HTTPRequest(method: method, url: url, headers: headers, body: body, idempotent: idempotent),
+                  rateLimitKey: rateLimitKey, service: service, authorizer: authorizer)
     }
 
     /// When one request serves several jobs.
@@ -94,10 +88,9 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]?
     /// A body read from a file as it is sent, instead of `body`.
     public var streamedBody: StreamedBody?
-    /// Whether sending it twice is harmless.
+    /// Whether sending it twice is harmless (GET, or a step of an upload
+    /// that nothing refers to yet); a post is not.
     public var idempotent: Bool
-    /// Header names whose values are secret in logs and dry runs.
-    public var secretHeaders: Set<String> = ["authorization"]
 
     public init(method: String, url: String, headers: [String] = [], body: [UInt8]? = nil, idempotent: Bool) {
         self.method = method
@@ -105,6 +98,51 @@ public struct HTTPRequest: Sendable {
         self.headers = headers
         self.body = body
         self.idempotent = idempotent
+    }
+
+    /// The headers of a request that wants its answer in JSON, as every API
+    /// the tools speak gives it.
+    public static let acceptJSON = ["Accept: application/json"]
+
+    /// `method` to `url` sending `json`: `headers`, then its Content-Type.
+    /// Only a GET is idempotent.
+    public static func json(_ method: String, _ url: String, _ json: JSON, headers: [String] = acceptJSON) -> HTTPRequest {
+        HTTPRequest(method: method, url: url, headers: Self.headers(headers, then: "Content-Type: application/json"),
+                    body: Array(json.dumped().utf8), idempotent: method == "GET")
+    }
+
+    /// `method` to `url` with the parameters `form`, percent-encoded: a GET
+    /// carries them in its query, any other method as its body, with its
+    /// Content-Type after `headers`. Nil sends no body at all (an empty form
+    /// is an empty body). Only a GET is idempotent.
+    public static func form(_ method: String, _ url: String, _ form: [Parameter]? = nil,
+                            headers: [String] = acceptJSON) -> HTTPRequest {
+        var request = HTTPRequest(method: method, url: url, headers: headers, idempotent: method == "GET")
+        guard let form else { return request }
+        if method != "GET" {
+            request.headers = Self.headers(headers, then: "Content-Type: application/x-www-form-urlencoded")
+            request.body = PercentEncoding.formEncoded(form)
+        } else if !form.isEmpty {
+            request.url += (url.utf8.contains(0x3F) ? "&" : "?") + String(decoding: PercentEncoding.formEncoded(form), as: UTF8.self)
+        }
+        return request
+    }
+
+    /// The request as a dry run shows it (`RequestDescription.describe`): a
+    /// streamed body by the stretch of its file, not the bytes.
+    func described(hiding secrets: [String] = []) -> JSON {
+        RequestDescription.describe(method: method, url: url, headers: headers,
+                                    body: streamedBody?.described ?? body.map(UTF8Validation.repaired), hiding: secrets)
+    }
+
+    /// `headers`, then `contentType`, with room for one more: a caller that
+    /// wants its Accept after the Content-Type (tw-post's posts) appends it.
+    private static func headers(_ headers: [String], then contentType: String) -> [String] {
+        var all: [String] = []
+        all.reserveCapacity(headers.count + 2)
+        all.append(contentsOf: headers)
+        all.append(contentType)
+        return all
     }
 }
 
@@ -208,12 +246,6 @@ public final class ResponseBody {
 
     public init(_ bytes: [UInt8]) {
         self.bytes = bytes
-    }
-
-    /// A body already parsed (a part of a batch's answer).
-    public init(json: JSON) {
-        bytes = Array(json.dumped().utf8)
-        parsed = .some(json)
     }
 
     /// The body as JSON values, when it is JSON.

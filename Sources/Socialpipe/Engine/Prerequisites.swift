@@ -58,3 +58,66 @@ final class Prerequisites {
         return Array(found.values)
     }
 }
+
+/// The engine's side: a request whose credentials need a prerequisite waits
+/// for it; its outcome lets them go or ends them; a refusal renews.
+extension Engine {
+    /// Whether `exchange` waits for its credentials' prerequisite (a token's
+    /// refresh), sent first; or ended because that could not be asked for.
+    func awaitsPrerequisite(_ exchange: Exchange) -> Bool {
+        guard !exchange.isPrerequisite, let authorizer = exchange.spec.authorizer else { return false }
+        do throws(RecordError) {
+            guard let prerequisite = try authorizer.prerequisite() else { return false }
+            if let own = prerequisites.wait(exchange, for: prerequisite) { queue(own) }
+        } catch {
+            failExchange(exchange, error)
+        }
+        return true
+    }
+
+    /// A prerequisite's outcome: the requests that waited go on (and sign
+    /// with what it brought), or end with the error its credentials give.
+    func settled(_ exchange: Exchange, _ result: Result<Answer, RecordError>) {
+        guard let pending = prerequisites.settle(exchange) else { return }
+        var failure: RecordError?
+        switch result {
+        case .success(let answer):
+            do throws(RecordError) { try pending.prerequisite.taken(answer) } catch { failure = error }
+        case .failure(let error):
+            failure = pending.prerequisite.failed(error)
+        }
+        for waiting in pending.waiting {
+            if let failure {
+                failExchange(waiting, failure)
+            } else if interruption != nil {
+                for tracked in waiting.allJobs { fail(tracked, cancelledBeforeSending(tracked)) }
+            } else {
+                queue(waiting)
+            }
+        }
+    }
+
+    /// A request refused for its credentials (a 401) goes again once per
+    /// job when its authorizer renews them (after its prerequisite, a refresh).
+    func renewsCredentials(_ exchange: Exchange, after error: RecordError) -> Bool {
+        guard interruption == nil, exchange.members.isEmpty, let request = exchange.request,
+              let authorizer = exchange.spec.authorizer, !exchange.jobs.contains(where: \.renewedCredentials),
+              authorizer.renews(after: error, of: request) else { return false }
+        for tracked in exchange.jobs { tracked.renewedCredentials = true }
+        exchange.attempts = 0
+        exchange.notBefore = 0
+        queue(exchange)
+        return true
+    }
+
+    /// An interruption: prerequisites not sent yet let go of what they hold
+    /// (a credentials file's lock), and the requests waiting end `cancelled`.
+    func cancelUnsentPrerequisites() {
+        for pending in prerequisites.unsent({ exchange in !inFlight.values.contains { $0 === exchange } }) {
+            _ = pending.prerequisite.failed(RecordError(.cancelled, "interrupted"))
+            for waiting in pending.waiting {
+                for tracked in waiting.allJobs { fail(tracked, cancelledBeforeSending(tracked)) }
+            }
+        }
+    }
+}
