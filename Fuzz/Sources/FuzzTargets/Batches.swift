@@ -54,9 +54,9 @@ public enum Batches {
             requests.append(RequestSpec(method: method, url: versionRoot + "/" + path, body: body, idempotent: method == "GET",
                                         rateLimitKey: "graph fuzz", service: service))
         }
-        let batch = batching.combine(requests)
+        let batch = batching.combine(requests).request
         require(batch.method == "POST" && batch.url == versionRoot + "/", "the batch goes to \(batch.method) \(batch.url)")
-        require(batch.idempotent == requests.allSatisfy(\.idempotent), "the batch's idempotence is not its requests'")
+        require(batch.idempotent == requests.allSatisfy(\.request.idempotent), "the batch's idempotence is not its requests'")
         let form = PercentEncoding.formPairs(batch.body ?? [])
         require(form.map { String(decoding: $0.name, as: UTF8.self) } == ["batch", "include_headers"],
                 "the batch form holds \(form.map { escaped($0.name) })")
@@ -65,7 +65,7 @@ public enum Batches {
             require(false, "the batch field is not an array of \(requests.count) items: \(escaped(form[0].value))")
             return
         }
-        for (item, request) in zip(items.elements, requests) {
+        for (item, request) in zip(items.elements, requests.map(\.request)) {
             let relative = Array(request.url.utf8.dropFirst(versionRoot.utf8.count + 1))
             let relativeURL = item["relative_url"]?.string.map { Array($0.utf8) }
             let what = "the item \(item.dumped()) is not the request \(request.method) \(escaped(relative))"

@@ -24,7 +24,7 @@ public enum CredentialsFile {
         let profiles = profileNames(bytes)
 
         do throws(StartupError) {
-            let x = try XSetup(arguments: arguments, tool: tool)
+            let x = try XSetup(arguments: arguments, tool: tool, dryRun: false)
             for name in profiles {
                 do throws(RecordError) {
                     _ = try x.authorizer(for: record(profile: name))
@@ -36,7 +36,7 @@ public enum CredentialsFile {
             requireConfiguration(error, bytes)
         }
         do throws(StartupError) {
-            let graph = try GraphSetup(arguments: arguments, tool: tool)
+            let graph = try GraphSetup(arguments: arguments, tool: tool, dryRun: false)
             for name in profiles {
                 do throws(RecordError) {
                     _ = try graph.authorizer(for: record(profile: name))
