@@ -378,26 +378,11 @@ final class PostingTool: RecordTool {
     var service: APIService = PlainService()
     var batchKey: String?
     func start(_ record: Record, reply: Reply) -> Job? {
-        final class PostJob: Job {
-            let reply: Reply
-            let spec: RequestSpec
-            init(reply: Reply, spec: RequestSpec) {
-                self.reply = reply
-                self.spec = spec
-            }
-            func begin() -> JobStep { .send(spec) }
-            func received(_ event: JobEvent) -> JobStep {
-                event.step(answered: { answer in
-                    reply.succeed(answer.json ?? .null)
-                    return .done
-                })
-            }
-        }
         let name = (try? record.string("name")) ?? nil ?? "?"
         var spec = RequestSpec(method: "POST", url: "http://test.invalid/\(name)", idempotent: false,
                                rateLimitKey: "token", service: service)
         spec.batchKey = batchKey
-        return PostJob(reply: reply, spec: spec)
+        return OneRequestJob(reply: reply, spec: spec)
     }
 }
 

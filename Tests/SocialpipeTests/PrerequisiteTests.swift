@@ -58,25 +58,10 @@ struct TokenAuthorizer: RequestAuthorizer {
 final class TokenTool: RecordTool {
     let source = RefreshingToken()
     func start(_ record: Record, reply: Reply) -> Job? {
-        final class GetJob: Job {
-            let reply: Reply
-            let spec: RequestSpec
-            init(reply: Reply, spec: RequestSpec) {
-                self.reply = reply
-                self.spec = spec
-            }
-            func begin() -> JobStep { .send(spec) }
-            func received(_ event: JobEvent) -> JobStep {
-                event.step(answered: { answer in
-                    reply.succeed(answer.json ?? .null)
-                    return .done
-                })
-            }
-        }
         let name = (try? record.string("name")) ?? nil ?? "?"
-        return GetJob(reply: reply, spec: RequestSpec(method: "GET", url: "http://test.invalid/\(name)", idempotent: true,
-                                                      rateLimitKey: name, service: service,
-                                                      authorizer: TokenAuthorizer(source: source)))
+        return OneRequestJob(reply: reply, spec: RequestSpec(method: "GET", url: "http://test.invalid/\(name)", idempotent: true,
+                                                            rateLimitKey: name, service: service,
+                                                            authorizer: TokenAuthorizer(source: source)))
     }
 }
 

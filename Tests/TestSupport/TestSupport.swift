@@ -123,3 +123,23 @@ public func capturingStandardError(_ body: () throws -> Void) throws -> String {
     }
     return String(decoding: bytes, as: UTF8.self)
 }
+
+/// A job of one request: the answer's JSON is the record's result.
+public final class OneRequestJob: Job {
+    public let reply: Reply
+    let spec: RequestSpec
+
+    public init(reply: Reply, spec: RequestSpec) {
+        self.reply = reply
+        self.spec = spec
+    }
+
+    public func begin() -> JobStep { .send(spec) }
+
+    public func received(_ event: JobEvent) -> JobStep {
+        event.step(answered: { answer in
+            reply.succeed(answer.json ?? .null)
+            return .done
+        })
+    }
+}
