@@ -18,6 +18,7 @@ import calendar
 import fcntl
 import json
 import os
+import signal
 import stat
 import subprocess
 import time
@@ -262,6 +263,76 @@ def test_a_refresh_that_fails_ends_the_record_as_auth(x_run, sb, cred):
     assert cred.read_bytes() == before, "a failed refresh writes nothing"
 
 
+def test_records_waiting_together_share_one_refresh_and_count_it(x_run, sb, cred):
+    # Three posts at once wait for one refresh; each counts it among its attempts.
+    write_profile(cred, 30)
+    sb.fault("status", match={"method": "POST", "path": "/2/tweets", "body_contains": "third"}, status=403)
+    r = x_run("tw-post", ("-j", "3"), jl("first shared", "second shared", "third shared"))
+    assert r.returncode == 1, r
+    assert [e["ok"] for e in r.envelopes] == [True, True, False], r
+    error = r.envelopes[2]["error"]
+    assert (error["kind"], error["status"], error["attempts"]) == ("permission", 403, 2), error
+    [refresh] = refreshes(sb)
+    posts = post_requests(sb)
+    assert len(posts) == 3 and all(refresh["seq"] < e["seq"] for e in posts), (refresh, posts)
+    check_new_pair(sb, cred)
+
+
+def test_a_refresh_that_fails_ends_every_record_waiting_for_it(x_run, sb, cred):
+    write_profile(cred, 30)
+    sb.control(revoke_token=REFRESH)
+    r = x_run("tw-post", ("-j", "3"), jl("one", "two", "three"))
+    assert r.returncode == 1, r
+    message = ('the OAuth 2.0 token of profile "kestrel" could not be refreshed: invalid_request: Value passed for '
+               'the token was invalid.; authorize again with: ' + REAUTHORIZE)
+    assert [e["error"] for e in r.envelopes] == [{"kind": "auth", "status": 400, "code": "invalid_request",
+                                                 "message": message, "attempts": 1}] * 3, r
+    assert [e["status"] for e in sb.log() if e["endpoint"] == REFRESH_ENDPOINT] == [400], "one refresh for all"
+    assert post_requests(sb) == []
+
+
+def test_records_refused_together_share_one_refresh(x_run, sb, cred):
+    # However the 401s and the refresh's answer interleave, the refresh token is spent
+    # once: a record refused while the answer is on its way takes that answer too.
+    write_profile(cred, 3600)
+    sb.control(expire_token=REFRESHABLE)
+    r = x_run("tw-post", ("-j", "3"), jl("one", "two", "three"))
+    assert r.returncode == 0 and all(e["ok"] for e in r.envelopes), r
+    [refresh] = refreshes(sb)                # asserts: no token_reuse
+    assert [e["status"] for e in sb.log() if e["endpoint"] == REFRESH_ENDPOINT] == [200], "one refresh in all"
+    posts = post_requests(sb)
+    assert sorted(e["status"] for e in posts) == [201] * 3 + [401] * 3, posts
+    assert all(refresh["seq"] < e["seq"] for e in posts if e["status"] == 201), (refresh, posts)
+    check_new_pair(sb, cred)
+
+
+@pytest.mark.parametrize("signals", [1, 2])
+def test_a_signal_while_the_refresh_is_in_flight(tool, x_env, sb, cred, signals):
+    # The refresh changes the credentials file, so the first signal waits for it (nothing
+    # is posted after it); a second stops the waiting, and the records end as if it failed.
+    write_profile(cred, 30)
+    sb.fault("delay", match={"endpoint": REFRESH_ENDPOINT}, ms=3000)
+    p = subprocess.Popen([tool("tw-post")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=x_env)
+    p.stdin.write(jl("one", "two"))
+    p.stdin.flush()
+    time.sleep(0.7)
+    for _ in range(signals):
+        p.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 130, (out, err)
+    errors = [json.loads(line)["error"] for line in out.splitlines()]
+    if signals == 1:
+        assert errors == [{"kind": "cancelled", "message": "interrupted before its next request was sent",
+                           "attempts": 1}] * 2, errors
+    else:
+        message = ('the OAuth 2.0 token of profile "kestrel" could not be refreshed: interrupted while the request '
+                   'was in flight; authorize again with: ' + REAUTHORIZE)
+        assert errors == [{"kind": "auth", "message": message, "attempts": 1}] * 2, errors
+    assert post_requests(sb) == []
+
+
 # --------------------------------------------------------------------------------------
 # tw-friends
 # --------------------------------------------------------------------------------------
@@ -295,6 +366,29 @@ def test_tw_friends_refreshes_after_a_401_and_asks_again(x_run, sb, cred, args, 
     again = [e for e in log if e["seq"] > refresh["seq"] and e["endpoint"] == first["endpoint"]]
     assert again and again[0]["status"] == 200, ("the refused request is made again with the new token", log)
     check_new_pair(sb, cred)
+
+
+def test_tw_friends_records_sharing_a_lookup_share_its_refresh(x_run, sb, cred):
+    # Both records wait on one lookup; its 401 brings one refresh, then one lookup again.
+    write_profile(cred, 3600)
+    sb.control(expire_token=REFRESHABLE)
+    r = x_run("tw-friends", ("-j", "2", "follows_one", "follows_one"))
+    assert r.returncode == 0 and [e["ok"] for e in r.envelopes] == [True, True], r
+    lookup = "GET /2/users/by/username/:username"
+    assert [(e["endpoint"], e["status"]) for e in sb.log()] == [(lookup, 401), (REFRESH_ENDPOINT, 200), (lookup, 200)] \
+        + [("GET /2/users/:id/following", 200)] * 2
+    check_new_pair(sb, cred)
+
+
+def test_tw_friends_records_whose_refresh_fails_keep_their_resume(x_run, sb, cred):
+    write_profile(cred, 30)
+    sb.fault("status", match={"endpoint": REFRESH_ENDPOINT}, status=400)
+    r = x_run("tw-friends", ("-j", "3"), b'{"username":"follows_one"}\n{}\n')
+    assert r.returncode == 1, r
+    message = 'the OAuth 2.0 token of profile "kestrel" could not be refreshed: Bad Request; authorize again with: ' + REAUTHORIZE
+    assert [e["error"] for e in r.envelopes] == [
+        {"kind": "auth", "status": 400, "message": message, "attempts": 1, "resume": {"username": "follows_one"}},
+        {"kind": "auth", "status": 400, "message": message, "attempts": 1, "resume": {}}], r
 
 
 # --------------------------------------------------------------------------------------

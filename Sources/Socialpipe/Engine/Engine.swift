@@ -170,7 +170,7 @@ public final class Engine {
         exchange.notBefore = notBefore
         exchange.waitIsTheJobs = notBefore > 0
         shared.sending(exchange)
-        queue(exchange)
+        if !awaitsPrerequisite(exchange) { queue(exchange) }
     }
 
     /// A dry run: `spec` signed as it would go out (a request that travels

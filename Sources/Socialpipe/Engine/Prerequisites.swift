@@ -64,6 +64,7 @@ final class Prerequisites {
 extension Engine {
     /// Whether `exchange` waits for its credentials' prerequisite (a token's
     /// refresh), sent first; or ended because that could not be asked for.
+    /// Asked when a job asks for the request, as the job's own step would.
     func awaitsPrerequisite(_ exchange: Exchange) -> Bool {
         guard !exchange.isPrerequisite, let authorizer = exchange.spec.authorizer else { return false }
         do throws(RecordError) {
@@ -106,7 +107,7 @@ extension Engine {
         for tracked in exchange.jobs { tracked.renewedCredentials = true }
         exchange.attempts = 0
         exchange.notBefore = 0
-        queue(exchange)
+        if !awaitsPrerequisite(exchange) { queue(exchange) }
         return true
     }
 

@@ -44,7 +44,6 @@ extension Engine {
                 continue
             }
             ready.remove(at: index)
-            if awaitsPrerequisite(exchange) { continue }
             send(gathering?.gather(exchange, from: &ready, at: index, now: now.monotonic) ?? exchange)
         }
     }
