@@ -227,6 +227,14 @@ def start(bin_path, env, args=(), **kw):
                             stderr=subprocess.PIPE, env=env, **kw)
 
 
+def reap(p):
+    """Ends `p` if it is still running (an assertion failed while it was) and returns its stderr."""
+    if p.poll() is None:
+        p.kill()
+        p.wait()
+    return p.stderr.read()
+
+
 class LineReader:
     """Reads a pipe's lines on a thread so a test can wait for them with a timeout."""
 
@@ -383,10 +391,8 @@ def peak_rss_while_answering(argv, env, data, lines=1, timeout=30):
         p.stdin.close()
         rc = p.wait(timeout=timeout)
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    return out, peak, rc, p.stderr.read()
+        err = reap(p)
+    return out, peak, rc, err
 
 
 def settled(fetch, size, quiet=0.3, bound=5):

@@ -108,6 +108,25 @@ func lineNumbers(_ output: [String]) -> [Int] {
     }
 }
 
+/// Record "a"'s first page answers only after many turns of the loop; what
+/// record "b" asks for meanwhile, behind the head of the output, is counted.
+final class SlowHead {
+    var bPagesBeforeA = 0
+    private var aDone = false
+
+    /// Pages of "a" up to `lastPage` answer `{}`, the first after `firstPageTurns` turns; "b"'s answer `body`.
+    func transport(lastPage: Int, firstPageTurns: Int, body: String) -> ScriptedTransport {
+        ScriptedTransport { [self] request, _ in
+            if request.url.contains("/b/") && !aDone { bPagesBeforeA += 1 }
+            if request.url.contains("/a/") {
+                aDone = request.url.hasSuffix("/\(lastPage)")
+                return (answer("{}"), request.url.hasSuffix("/0") ? firstPageTurns : 1)
+            }
+            return (answer(body), 1)
+        }
+    }
+}
+
 @Suite struct OutcomeOrderTests {
     /// The first record's answer comes last.
     let slowFirst = ScriptedTransport { request, _ in
@@ -183,22 +202,14 @@ func lineNumbers(_ output: [String]) -> [Int] {
         let tool = PagingTool()
         tool.pages = 10
         tool.perPage = 1000
-        var bPagesBeforeA = 0
-        var aDone = false
-        let transport = ScriptedTransport { request, _ in
-            if request.url.contains("/b/") && !aDone { bPagesBeforeA += 1 }
-            if request.url.contains("/a/") {
-                aDone = request.url.hasSuffix("/9")
-                return (answer("{}"), request.url.hasSuffix("/0") ? 200 : 1)
-            }
-            return (answer("{}"), 1)
-        }
-        let (status, output) = try runLoop(tool, lines: ["\"a\"", "\"b\""], transport: transport)
+        let head = SlowHead()
+        let (status, output) = try runLoop(tool, lines: ["\"a\"", "\"b\""],
+                                           transport: head.transport(lastPage: 9, firstPageTurns: 200, body: "{}"))
         #expect(status == .success)
         #expect(output.count == 20_000)
         #expect(lineNumbers(output) == Array(repeating: 1, count: 10_000) + Array(repeating: 2, count: 10_000))
         // Two pages fill the bound of 2,000 lines; the third request waits.
-        #expect(bPagesBeforeA <= 3)
+        #expect(head.bPagesBeforeA <= 3)
     }
 
     @Test func aJobBehindTheHeadStopsFetchingOnceTheLinesHeldReachTheByteBound() throws {
@@ -209,20 +220,12 @@ func lineNumbers(_ output: [String]) -> [Int] {
         tool.pages = 3
         tool.perPage = 400
         let large = "\"" + String(repeating: "x", count: 96 << 10) + "\""
-        var bPagesBeforeA = 0
-        var aDone = false
-        let transport = ScriptedTransport { request, _ in
-            if request.url.contains("/b/") && !aDone { bPagesBeforeA += 1 }
-            if request.url.contains("/a/") {
-                aDone = request.url.hasSuffix("/2")
-                return (answer("{}"), request.url.hasSuffix("/0") ? 400 : 1)
-            }
-            return (answer(large), 1)
-        }
-        let (status, output) = try runLoop(tool, lines: ["\"a\"", "\"b\""], transport: transport)
+        let head = SlowHead()
+        let (status, output) = try runLoop(tool, lines: ["\"a\"", "\"b\""],
+                                           transport: head.transport(lastPage: 2, firstPageTurns: 400, body: large))
         #expect(status == .success)
         #expect(lineNumbers(output) == Array(repeating: 1, count: 1200) + Array(repeating: 2, count: 1200))
-        #expect(bPagesBeforeA == 2)
+        #expect(head.bPagesBeforeA == 2)
     }
 
     /// An answer past the transport's cap is not asked for again, as it would

@@ -713,6 +713,19 @@ def idle_connections(port, count):
     return out
 
 
+def oauth2_login_waiting(interactive, sb):
+    """`tw-auth oauth2` (public client) on a free loopback port, once it waits for the
+    redirect: the session, the port and the state its authorization page carries."""
+    port = closed_port()
+    redirect = "http://127.0.0.1:%d/callback" % port
+    t = interactive(["oauth2", "--client-id", PUBLIC, "--redirect-uri", redirect])
+    t.expect(CLIENT_SECRET_QUESTION)
+    t.answer_secret("")
+    state = read_oauth2_page(t, sb, redirect=redirect)
+    t.expect(r"Waiting for the redirect")
+    return t, port, state
+
+
 def test_oauth2_listener_waits_past_stray_requests_and_idle_connections(interactive, sb, cred_file):
     """Issue 17 §5: the listener serves every connection at once and keeps waiting
     until the redirect with this run's state comes. Idle connections used to be read
@@ -722,13 +735,7 @@ def test_oauth2_listener_waits_past_stray_requests_and_idle_connections(interact
     `error=`, malformed, and the real redirect's code under a forged state: each
     gets a 400 (another path a 404) and nothing is exchanged; then the real redirect
     completes the login with its 30-second code."""
-    port = closed_port()
-    redirect = "http://127.0.0.1:%d/callback" % port
-    t = interactive(["oauth2", "--client-id", PUBLIC, "--redirect-uri", redirect])
-    t.expect(CLIENT_SECRET_QUESTION)
-    t.answer_secret("")
-    state = read_oauth2_page(t, sb, redirect=redirect)
-    t.expect(r"Waiting for the redirect")
+    t, port, state = oauth2_login_waiting(interactive, sb)
     idle = idle_connections(port, 12)
     try:
         came = consent(sb, state)
@@ -769,13 +776,7 @@ def test_oauth2_listener_bounds_connections_and_request_size(interactive, sb, cr
     """Issue 17 §5: a flood of connections (more than the listener keeps open: the
     oldest are closed) and a request head over 16 KiB (refused with 431) do not keep
     the real redirect out."""
-    port = closed_port()
-    redirect = "http://127.0.0.1:%d/callback" % port
-    t = interactive(["oauth2", "--client-id", PUBLIC, "--redirect-uri", redirect])
-    t.expect(CLIENT_SECRET_QUESTION)
-    t.answer_secret("")
-    state = read_oauth2_page(t, sb, redirect=redirect)
-    t.expect(r"Waiting for the redirect")
+    t, port, state = oauth2_login_waiting(interactive, sb)
     idle = idle_connections(port, 100)
     try:
         huge = b"GET /callback?state=" + b"x" * (20 * 1024) + b" HTTP/1.1\r\n\r\n"

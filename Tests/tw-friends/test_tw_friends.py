@@ -43,7 +43,7 @@ import urllib.request
 import pytest
 
 from toolenv import (X_APP_BEARER_TOKEN, ERROR_KEY_ORDER, Running, assert_no_secrets, assert_usage_error,
-                     credentials_path, jl, parse_envelope, run_with_stdin_pipe, settled, start, through_head,
+                     credentials_path, jl, parse_envelope, reap, run_with_stdin_pipe, settled, start, through_head,
                      twitter_section, vm_hwm_kib, wait_for_fault_hit, wait_until, write_private, x_credentials)
 
 TOOL = "tw-friends"
@@ -875,10 +875,7 @@ def test_memory_stays_flat_while_a_later_list_waits_behind_a_slow_one(bin_path, 
         p.stdin.close()
         rc = p.wait(timeout=10)
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-        err = p.stderr.read()
+        err = reap(p)
     assert_no_secrets(err)
     assert rc == 0, err
     assert 1 <= held_pages <= 4, ("jack's walk should stop a few pages ahead while it waits", held_pages)
@@ -939,10 +936,7 @@ def test_memory_stays_flat_when_a_large_record_waits_behind_a_slow_one(bin_path,
         p.stdin.close()
         rc = p.wait(timeout=10)
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-        err = p.stderr.read()
+        err = reap(p)
     assert_no_secrets(err)
     assert rc == 0, err
     assert held_pages >= 2, ("jack's walk should go on a page or two while it waits", held_pages)

@@ -38,8 +38,8 @@ import twitter_text
 import harness  # Tests/conftest.py puts sandbox/ and Tests/ on sys.path
 from toolenv import (X_DEMO_CREDENTIALS, X_OAUTH2_USER_TOKEN as OAUTH2_USER_TOKEN, LineReader, Run, Running,
                      assert_no_secrets, assert_usage_error, check_fault_row, clean_env, closed_port, credentials_path, jl,
-                     parse_envelope, read_line, run_with_stdin_pipe, settled, start, through_head, twitter_section,
-                     vm_hwm_kib, wait_for_fault_hit, write_private, x_credentials as creds)
+                     parse_envelope, read_line, reap, run_with_stdin_pipe, settled, start, through_head,
+                     twitter_section, vm_hwm_kib, wait_for_fault_hit, write_private, x_credentials as creds)
 
 TOOL = "tw-post"
 HERE = pathlib.Path(__file__).resolve().parent
@@ -959,10 +959,7 @@ def test_closed_stdout_stops_new_requests_at_once(bin_path, make_env, sb):
             pass
         rc = p.wait(timeout=10)
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-        err = p.stderr.read()
+        err = reap(p)
     assert post_requests(sb, "reader gone") == [], "a record that came after stdout closed was sent"
     assert posts_of(sb)["counts"] == {"reader present": 1}
     # 141 as the contract says; death by SIGPIPE is the same status to a shell.
