@@ -170,11 +170,7 @@ final class FriendsJob: Job {
     }
 
     func received(_ event: JobEvent) -> JobStep {
-        switch event {
-        case .answer(let answer): return next(after: answer)
-        case .refused(let error): return .fail(error)
-        case .ending(let error): return .fail(ending(with: error))
-        }
+        event.step(answered: next(after:), ending: ending(with:))
     }
 
     private func next(after answer: Answer) -> JobStep {
