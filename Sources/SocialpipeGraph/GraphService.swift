@@ -4,10 +4,10 @@ import Socialpipe
 /// Errors are told apart by `code`, `error_subcode` and `is_transient`;
 /// the HTTP status alone says little (throttling arrives as 400 or 403).
 public final class GraphService: APIService {
+    public init() {}
+
     /// The proof travels in the query string (`GraphAuthorizer`); logs and dry runs hide it.
-    public init() {
-        Redaction.hideParameter("appsecret_proof")
-    }
+    public var secretParameters: Set<String> { ["appsecret_proof"] }
 
     /// Above this usage (percent of any budget) requests are spaced out.
     static let busyUsage = 90.0

@@ -98,8 +98,8 @@ func kind(_ verdict: ResponseClass) -> String {
     }
 
     @Test func theServiceHasLogsHideTheProof() {
-        _ = GraphService()
-        #expect(Redaction.redactedURL("https://graph.example/v27.0/me?appsecret_proof=c3ec&appsecret_time=1700000000")
+        #expect(Redaction.redactedURL("https://graph.example/v27.0/me?appsecret_proof=c3ec&appsecret_time=1700000000",
+                                      hiding: GraphService().secretParameters)
                 == "https://graph.example/v27.0/me?appsecret_proof=[redacted]&appsecret_time=1700000000")
     }
 

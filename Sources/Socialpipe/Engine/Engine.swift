@@ -178,7 +178,8 @@ public final class Engine {
     private func show(_ spec: RequestSpec, for tracked: Tracked) {
         do throws(RecordError) {
             let sent = spec.batchKey != nil ? batching?.combine([spec]) ?? spec : spec
-            let description = try sign(sent).described(hiding: sent.authorizer?.secretValues ?? [])
+            let description = try sign(sent).described(hiding: sent.authorizer?.secretValues ?? [],
+                                                       parameters: sent.service.secretParameters)
             handle(tracked.job.dryRun(description, of: spec), tracked)
         } catch {
             fail(tracked, error)

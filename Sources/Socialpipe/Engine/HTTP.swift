@@ -130,9 +130,10 @@ public struct HTTPRequest: Sendable {
 
     /// The request as a dry run shows it (`RequestDescription.describe`): a
     /// streamed body by the stretch of its file, not the bytes.
-    func described(hiding secrets: [String] = []) -> JSON {
+    func described(hiding secrets: [String] = [], parameters: Set<String> = []) -> JSON {
         RequestDescription.describe(method: method, url: url, headers: headers,
-                                    body: streamedBody?.described ?? body.map(UTF8Validation.repaired), hiding: secrets)
+                                    body: streamedBody?.described ?? body.map(UTF8Validation.repaired), hiding: secrets,
+                                    parameters: parameters)
     }
 
     /// `headers`, then `contentType`, with room for one more: a caller that
@@ -340,10 +341,14 @@ public protocol APIService: AnyObject {
     func classify(_ response: HTTPResponse, body: ResponseBody) -> ResponseClass
     /// What `--verbose` adds to a response's line (such as the API version served).
     func verboseDetail(_ response: HTTPResponse) -> String?
+    /// Query parameters of its requests whose values `-v` and dry runs hide
+    /// though their names do not say secret (a proof made from a secret).
+    var secretParameters: Set<String> { get }
 }
 
 extension APIService {
     public func verboseDetail(_ response: HTTPResponse) -> String? { nil }
+    public var secretParameters: Set<String> { [] }
 }
 
 /// An API's verdict on a response.

@@ -74,7 +74,10 @@ extension Engine {
         exchange.request = request
         inFlight[id] = exchange
         limiter.sent(exchange.spec.rateLimitKey, at: Clock.monotonic())
-        if settings.verbose { Diagnostics.say(RequestDescription.sentLine(method: request.method, url: request.url)) }
+        if settings.verbose {
+            Diagnostics.say(RequestDescription.sentLine(method: request.method, url: request.url,
+                                                        parameters: exchange.spec.service.secretParameters))
+        }
     }
 
     // MARK: Outcomes
@@ -84,7 +87,8 @@ extension Engine {
         guard let exchange = inFlight.removeValue(forKey: id), let request = exchange.request else { return }
         func sayFailed(_ message: String) {
             if settings.verbose {
-                Diagnostics.say(RequestDescription.failedLine(method: request.method, url: request.url, message: message, elapsed: elapsed))
+                Diagnostics.say(RequestDescription.failedLine(method: request.method, url: request.url, message: message, elapsed: elapsed,
+                                                              parameters: exchange.spec.service.secretParameters))
             }
         }
         switch outcome {
@@ -116,7 +120,7 @@ extension Engine {
         if let (request, elapsed) = sent {
             Diagnostics.say(RequestDescription.verboseLine(status: response.status, method: request.method, url: request.url,
                                                            elapsed: elapsed, detail: exchange.spec.service.verboseDetail(response),
-                                                           error: verdict.error))
+                                                           error: verdict.error, parameters: exchange.spec.service.secretParameters))
         }
         var situation = situation(of: exchange)
         situation.rateLimit = rateLimit

@@ -1,6 +1,5 @@
 import CJansson
 import Glibc
-import Synchronization
 
 /// Secret values in echoed input are replaced (contract §2).
 public enum Redaction {
@@ -189,24 +188,16 @@ public enum Redaction {
         return name
     }
 
-    /// Query parameters whose values `redactedURL` hides though their names
-    /// do not say secret: a service's own (a proof made from a secret), told
-    /// once at start. Not consulted for records, whose keys `isSecret` judges.
-    private static let hiddenParameters = Mutex<Set<String>>([])
-
-    /// From now on, `redactedURL` hides the value of query parameter `name`.
-    public static func hideParameter(_ name: String) {
-        hiddenParameters.withLock { _ = $0.insert(name) }
-    }
-
-    /// `url` with the values of secret query parameters replaced, for logs and dry runs.
-    public static func redactedURL(_ url: String) -> String {
+    /// `url` with the values of secret query parameters replaced, for logs
+    /// and dry runs: those whose names say secret, and `parameters` (a
+    /// service's own, such as a proof made from a secret).
+    public static func redactedURL(_ url: String, hiding parameters: Set<String> = []) -> String {
         guard let question = url.firstIndex(of: "?") else { return url }
         let query = url[url.index(after: question)...]
         let pairs = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
             guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
             let name = String(pair[..<equals])
-            let hidden = isSecret(name) || hiddenParameters.withLock { $0.contains(name) }
+            let hidden = isSecret(name) || parameters.contains(name)
             return hidden ? name + "=" + placeholder : String(pair)
         }
         return String(url[...question]) + pairs.joined(separator: "&")

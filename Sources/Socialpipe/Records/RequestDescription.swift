@@ -7,12 +7,14 @@ enum RequestDescription {
     static let secretHeaderNames: Set<String> = ["authorization"]
 
     /// `{method, url, headers, body}` with secrets hidden by name (the
-    /// authorization, a URL's secret parameters) and wherever one of
-    /// `secrets` appears. `body` is the body's text; nil shows none.
-    static func describe(method: String, url: String, headers: [String], body: String?, hiding secrets: [String]) -> JSON {
+    /// authorization, a URL's secret parameters and the service's
+    /// `parameters`) and wherever one of `secrets` appears. `body` is the
+    /// body's text; nil shows none.
+    static func describe(method: String, url: String, headers: [String], body: String?, hiding secrets: [String],
+                         parameters: Set<String> = []) -> JSON {
         let description = JSON.object()
         description.set("method", string: method)
-        description.set("url", string: Redaction.hiding(secrets, in: Redaction.redactedURL(url)))
+        description.set("url", string: Redaction.hiding(secrets, in: Redaction.redactedURL(url, hiding: parameters)))
         let shown = JSON.array()
         for line in headers {
             shown.append(.string(Redaction.hiding(secrets, in: Redaction.redactedHeader(line, secretNames: secretHeaderNames))))
@@ -23,13 +25,14 @@ enum RequestDescription {
     }
 
     /// `METHOD URL`: `-v`'s line for a request going out.
-    static func sentLine(method: String, url: String) -> String {
-        "\(method) \(Redaction.redactedURL(url))"
+    static func sentLine(method: String, url: String, parameters: Set<String> = []) -> String {
+        "\(method) \(Redaction.redactedURL(url, hiding: parameters))"
     }
 
     /// `failed METHOD URL: MESSAGE (N ms)`: `-v`'s line for a transfer that brought no answer.
-    static func failedLine(method: String, url: String, message: String, elapsed: Double) -> String {
-        "failed \(method) \(Redaction.redactedURL(url)): \(message) (\(Int(elapsed * 1000)) ms)"
+    static func failedLine(method: String, url: String, message: String, elapsed: Double,
+                           parameters: Set<String> = []) -> String {
+        "failed \(method) \(Redaction.redactedURL(url, hiding: parameters)): \(message) (\(Int(elapsed * 1000)) ms)"
     }
 
     /// Longest API message a `-v` line shows, in Unicode scalars.
@@ -40,8 +43,8 @@ enum RequestDescription {
     /// (`Diagnostics.say` escapes it). A message the API did not give
     /// (`HTTP 400`) would only repeat the status.
     static func verboseLine(status: Int, method: String, url: String, elapsed: Double, detail: String?,
-                            error: RecordError?) -> String {
-        var line = "\(status) \(method) \(Redaction.redactedURL(url)) (\(Int(elapsed * 1000)) ms)"
+                            error: RecordError?, parameters: Set<String> = []) -> String {
+        var line = "\(status) \(method) \(Redaction.redactedURL(url, hiding: parameters)) (\(Int(elapsed * 1000)) ms)"
         if let detail { line += " " + detail }
         if let message = error?.message, message != "HTTP \(status)" {
             let scalars = message.unicodeScalars
