@@ -27,6 +27,15 @@ public struct XAuthorizer: RequestAuthorizer {
         return "bearer/" + String((credentials.bearerToken ?? "").suffix(8))
     }
 
+    /// The account an OAuth 1.0a token acts for: X's tokens begin with the
+    /// user's id and a `-`. Nil for other credentials, whose account is
+    /// known only by asking.
+    public var userID: String? {
+        guard credentials.hasOAuth1, let token = credentials.accessToken, let dash = token.firstIndex(of: "-") else { return nil }
+        let id = String(token[..<dash])
+        return Record.isID(id) ? id : nil
+    }
+
     /// The OAuth 1.0a token is no secret (it is in every Authorization header); these are.
     public var secretValues: [String] {
         [credentials.consumerSecret, credentials.accessTokenSecret, credentials.bearerToken, session?.accessToken].compactMap { $0 }

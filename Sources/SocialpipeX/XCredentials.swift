@@ -12,6 +12,8 @@ public struct TwitterCredentials: Sendable {
     public var profile: String?
     /// Where they came from, for messages: `the environment` or `profile "work"`.
     public var origin: String
+    /// The profile's `twitter.plan`, when it names one.
+    public var plan: XPlan?
 
     public init(consumerKey: String? = nil, consumerSecret: String? = nil, accessToken: String? = nil,
                 accessTokenSecret: String? = nil, bearerToken: String? = nil, oauth2: OAuth2Token? = nil,
@@ -50,7 +52,7 @@ public struct TwitterCredentials: Sendable {
     /// The fields of a profile's `twitter` section checked at start.
     public static let fileFields: [CredentialField] = ["consumer_key", "consumer_secret", "access_token", "access_token_secret",
                                                        "bearer_token"].map { CredentialField.string("twitter", $0) }
-        + [.time("twitter", "oauth2", "expires_at")]
+        + [.time("twitter", "oauth2", "expires_at"), .oneOf(XPlan.allCases.map(\.rawValue), "twitter", "plan")]
 }
 
 /// The X credentials a record gets.
@@ -64,11 +66,12 @@ extension CredentialSource where Credentials == TwitterCredentials {
             accessToken: Environment.value("TW_ACCESS_TOKEN"), accessTokenSecret: Environment.value("TW_ACCESS_TOKEN_SECRET"),
             bearerToken: Environment.value("TW_BEARER_TOKEN"), origin: TwitterCredentials.environmentOrigin)
         self.init(store, section: "twitter", environment: environment.isPresent ? environment : nil) { section, name in
-            let found = TwitterCredentials(
+            var found = TwitterCredentials(
                 consumerKey: section["consumer_key"]?.string, consumerSecret: section["consumer_secret"]?.string,
                 accessToken: section["access_token"]?.string, accessTokenSecret: section["access_token_secret"]?.string,
                 bearerToken: section["bearer_token"]?.string, oauth2: section["oauth2"].flatMap(OAuth2Token.init),
                 profile: name, origin: "profile \"\(name)\"")
+            found.plan = section["plan"]?.string.flatMap(XPlan.init)
             return found.isPresent ? found : nil
         }
     }

@@ -46,6 +46,15 @@ public final class XService: APIService {
             return .rateLimited(RecordError(.rateLimit, message, status: status, code: code), capped: code == "usage-capped")
         }
         if status >= 500 { return .transient(RecordError(.http, message, status: status, code: code)) }
+        if Self.isBilling(status: status, code: code, message: message) {
+            return .failure(RecordError(.billing, message + "; add credits or raise the spending limit in X's developer console "
+                                        + "(console.x.com), then run again", status: status, code: code))
+        }
+        if status == 403, response.header("x-access-level") == "read" {
+            return .failure(RecordError(.permission, message + "; the token is read-only (x-access-level: read): give the app "
+                + "Read and write permission in X's developer console, then get a new token with tw-auth pin --access write "
+                + "(or tw-auth oauth2 with the tweet.write scope)", status: status, code: code))
+        }
         let kind: RecordError.Kind
         switch (status, code) {
         case (_, "187"): kind = .duplicate
@@ -56,6 +65,16 @@ public final class XService: APIService {
         default: kind = .http
         }
         return .failure(RecordError(kind, message, status: status, code: code))
+    }
+
+    /// Whether X refused for the app's billing: a 402 (credits used up,
+    /// problem type `…/credits`, title `CreditsDepleted`), or a 403 saying the
+    /// account reached its spending limit. Never worth sending again.
+    static func isBilling(status: Int, code: String?, message: String) -> Bool {
+        if status == 402 { return true }
+        guard status == 403 else { return false }
+        let text = ((code ?? "") + " " + message).lowercased()
+        return text.contains("spending limit") || text.contains("spendinglimit") || text.contains("spending-limit")
     }
 
     /// A problem `type` after `/2/problems/` (the host differs between specs).

@@ -10,6 +10,10 @@ public struct XSetup {
     public let crypto = Crypto()
     /// Whether nothing is sent (no token is refreshed either).
     public let dryRun: Bool
+    /// What X charges, for the tools whose requests are priced (contract §7).
+    public let prices: XPrices
+    /// `--plan`, overriding every profile's.
+    private let planOverride: XPlan?
     /// The credentials file, where refreshed OAuth 2.0 tokens are written.
     let credentialsPath: String?
     /// One OAuth 2.0 session per profile, for the whole run.
@@ -22,10 +26,17 @@ public struct XSetup {
     /// The `--api-base` help every X tool shows.
     public static let apiBaseHelp = "X API base URL (default $TW_API_BASE, else https://api.x.com)"
 
+    /// The options of the tools whose requests X prices: `--cost`, `--max-cost`, `--prices`, `--plan`.
+    public static let costOptions = [CommonOptions.cost, CommonOptions.maxCost, XPrices.option, XPlan.option]
+
     /// `dryRun`: nothing is sent, so no credentials are needed (`EngineSettings.dryRun`).
-    public init(arguments: ParsedArguments, tool: ToolDescription, dryRun: Bool) throws(StartupError) {
+    /// `priced`: the tool's requests are priced (it has `costOptions`), so
+    /// the prices file in use is read.
+    public init(arguments: ParsedArguments, tool: ToolDescription, dryRun: Bool, priced: Bool = false) throws(StartupError) {
         apiBase = try APIBase.resolve(option: arguments.value(CommonOptions.apiBase(help: Self.apiBaseHelp)),
                                       environmentVariable: "TW_API_BASE", fallback: "https://api.x.com")
+        planOverride = arguments.value(XPlan.option).flatMap(XPlan.init)
+        prices = priced ? try XPrices.load(arguments) : XPrices()
         let store = try CredentialStore.load(arguments, fields: TwitterCredentials.fileFields)
         credentialsPath = store.filePath
         credentials = TwitterCredentialSource(store)
@@ -48,6 +59,16 @@ public struct XSetup {
         let session = OAuth2Session(profile: profile, path: path, token: token, apiBase: apiBase, service: service)
         sessions.byProfile[profile] = session
         return session
+    }
+
+    /// The plan of the app behind `authorizer`: `--plan`, else its profile's, else self-serve.
+    public func plan(of authorizer: XAuthorizer) -> XPlan {
+        planOverride ?? authorizer.credentials.plan ?? .selfServe
+    }
+
+    /// `units` of what `key` prices.
+    public func price(_ key: XPrices.Key, units: Int = 1) -> Price {
+        Price(each: prices[key], units: units)
     }
 
     /// `request` to X, limited per `endpoint` and credentials, signed by `authorizer`.

@@ -47,6 +47,12 @@ public enum TweetLength {
         text.unicodeScalars.count > 600 * (limit + 1)
     }
 
+    /// Whether the text holds a URL, as twitter-text finds them: what X
+    /// would link (and prices as a post with a URL).
+    public static func containsURL(_ text: String) -> Bool {
+        !URLExtractor.entities(normalizedScalars(text)).isEmpty
+    }
+
     /// Whether the text contains a character X refuses (U+FFFE, U+FEFF, U+FFFF).
     public static func hasInvalidCharacter(_ text: String) -> Bool {
         text.unicodeScalars.contains { $0.value == 0xFFFE || $0.value == 0xFEFF || $0.value == 0xFFFF }

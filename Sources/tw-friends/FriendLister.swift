@@ -146,12 +146,35 @@ final class FriendsJob: Job {
             spec = lister.x.request("GET", "/2/users/me", endpoint: "GET /2/users/me", authorizer: authorizer)
             spec.sharing = RequestSpec.Sharing(key: "me " + identity, keepAnswer: true)
         }
+        spec.price = lister.x.price(.userRead)
         return spec
     }
 
-    /// The request for the page at `position`.
+    /// The accounts the next page asks for.
+    private var pageSize: Int { Int(min(Int64(lister.pageSize), remaining ?? Int64.max)) }
+
+    /// What each account of a page costs: less for the authenticated user's own list.
+    private func accountPrice(_ authorizer: XAuthorizer) -> XPrices.Key {
+        if case .me = selector { return .ownedRead }
+        if let userID, userID == authorizer.userID { return .ownedRead }
+        return .followingRead
+    }
+
+    /// The request for the page at `position`, priced per account returned;
+    /// the budget may cut it to fewer accounts.
     private func page(_ authorizer: XAuthorizer) -> RequestSpec {
-        let size = min(Int64(lister.pageSize), remaining ?? Int64.max)
+        var spec = lister.x.request("GET", pagePath(size: pageSize), endpoint: lister.legacy ? "GET /1.1/friends/ids"
+                                    : "GET /2/users/:id/following", authorizer: authorizer)
+        var price = lister.x.price(accountPrice(authorizer), units: pageSize)
+        price.listed = lister.legacy ? "ids" : "data"
+        let apiBase = lister.x.apiBase
+        price.fitting = { request, size in request.url = apiBase + self.pagePath(size: size) }
+        spec.price = price
+        return spec
+    }
+
+    /// The path and query of the page at `position`, asking for `size` accounts.
+    private func pagePath(size: Int) -> String {
         if lister.legacy {
             var query = "cursor=" + (position ?? "-1") + "&count=\(size)&stringify_ids=true"
             switch selector {
@@ -159,14 +182,24 @@ final class FriendsJob: Job {
             case .userID(_, let id): query += "&user_id=" + id
             case .me: break
             }
-            return lister.x.request("GET", "/1.1/friends/ids.json?" + query, endpoint: "GET /1.1/friends/ids",
-                                    authorizer: authorizer)
+            return "/1.1/friends/ids.json?" + query
         }
         var query = "max_results=\(size)"
         if let position { query += "&pagination_token=" + PercentEncoding.encoded(position) }
         if let fields = lister.fields { query += "&user.fields=" + PercentEncoding.encoded(fields) }
-        return lister.x.request("GET", "/2/users/\(userID ?? "")/following?" + query, endpoint: "GET /2/users/:id/following",
-                                authorizer: authorizer)
+        return "/2/users/\(userID ?? "")/following?" + query
+    }
+
+    /// A dry run shows the first request; its `cost` is the record's most:
+    /// the lookup it shows, and the first page in full after it.
+    func dryRun(_ description: JSON, of request: RequestSpec) -> JobStep {
+        if request.price?.listed == nil, let authorizer {
+            reply.charge(lister.x.prices[accountPrice(authorizer)] * pageSize)
+        }
+        let result = JSON.object()
+        result.set("request", description)
+        reply.succeed(result)
+        return .done
     }
 
     func received(_ event: JobEvent) -> JobStep {
@@ -195,7 +228,8 @@ final class FriendsJob: Job {
         } catch {
             return .fail(RecordError(.http, "the page could not be read: \(error.why)", status: answer.status))
         }
-        if lister.legacy { writeIDs(accounts, of: page) } else { writeUsers(accounts, of: page) }
+        var charge = Charges(answer.charged, written: min(accounts.count, Int(remaining ?? Int64.max)))
+        if lister.legacy { writeIDs(accounts, of: page, charge: &charge) } else { writeUsers(accounts, of: page, charge: &charge) }
         if let remaining, remaining <= 0 { return .done }
         guard let next else { return .done }
         guard positionsSeen.insert(next).inserted else {
@@ -253,19 +287,41 @@ final class FriendsJob: Job {
         let why: String
     }
 
+    /// What a page cost, shared out among the accounts written: each its
+    /// price, and the last also the accounts returned beyond `max`.
+    struct Charges {
+        let each: Money
+        private var left: Int
+        private var unwritten: Int
+
+        init(_ charged: (units: Int, each: Money)?, written: Int) {
+            each = charged?.each ?? .zero
+            left = written
+            unwritten = max(0, (charged?.units ?? 0) - written)
+        }
+
+        /// What the next account written costs.
+        mutating func next() -> Money {
+            left -= 1
+            return left == 0 ? each * (1 + unwritten) : each
+        }
+    }
+
     /// Writes a v2 page's users as they came.
-    private func writeUsers(_ users: [Range<Int>], of page: RawJSON) {
+    private func writeUsers(_ users: [Range<Int>], of page: RawJSON, charge: inout Charges) {
         for user in users {
             if let remaining, remaining <= 0 { break }
+            reply.charge(charge.next())
             page.withText(user) { reply.succeed(resultText: $0, compact: false) }
             remaining = remaining.map { $0 - 1 }
         }
     }
 
     /// Writes a v1.1 page's ids as `{"id": "…"}` (checked to be digits).
-    private func writeIDs(_ ids: [Range<Int>], of page: RawJSON) {
+    private func writeIDs(_ ids: [Range<Int>], of page: RawJSON, charge: inout Charges) {
         for id in ids {
             if let remaining, remaining <= 0 { break }
+            reply.charge(charge.next())
             line.removeAll()
             line.append("{\"id\":")
             // Ids are strings with stringify_ids; a number is written as one.
@@ -291,6 +347,7 @@ final class FriendsJob: Job {
         }
         if let profile = record.fields["profile"], !profile.isNull { resume.set("profile", profile) }
         if let position { resume.set(lister.legacy ? "cursor" : "pagination_token", string: position) }
+        if let remaining { resume.set("max", .integer(remaining)) }
         error.extras.append(("resume", resume))
         return error
     }

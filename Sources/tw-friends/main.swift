@@ -29,7 +29,7 @@ let fieldsOption = OptionSpec("fields", value: "LIST", help: "user fields to ask
 let engineDefaults = EngineSettings(parallel: 4)
 
 let status = ToolMain.run(tool, options: [meOption, apiOption, pageSizeOption, fieldsOption]
-    + engineDefaults.requestOptions(apiBaseHelp: XSetup.apiBaseHelp)) { arguments throws(StartupError) in
+    + XSetup.costOptions + engineDefaults.requestOptions(apiBaseHelp: XSetup.apiBaseHelp)) { arguments throws(StartupError) in
     let settings = engineDefaults.reading(arguments)
     let legacy = arguments.value(apiOption) == "1.1"
     let pageSize = arguments.integer(pageSizeOption, default: legacy ? 5000 : 1000)
@@ -41,7 +41,7 @@ let status = ToolMain.run(tool, options: [meOption, apiOption, pageSizeOption, f
     }
     let me = arguments.isSet(meOption)
     if me && !arguments.positional.isEmpty { throw .usage("--me takes no USERNAME arguments") }
-    let x = try XSetup(arguments: arguments, tool: tool, dryRun: settings.dryRun)
+    let x = try XSetup(arguments: arguments, tool: tool, dryRun: settings.dryRun, priced: true)
     let lister = FriendLister(x: x, legacy: legacy, pageSize: pageSize, fields: fields)
     let engine = try Engine(settings, tool: tool)
     return try EventLoop(tool: tool, arguments: arguments, source: me ? .records([JSON.object()]) : .lines(fd: 0),

@@ -100,7 +100,49 @@ final class TwitterPoster: RecordTool {
             }
             media.append(try XMediaFile(file: file, category: item.category, alt: item.alt))
         }
+        try Self.checkMix(media, alongside: mediaIDs.count)
         return Post(text: text, replyTo: replyTo, quote: quote, mediaIDs: mediaIDs, media: media)
+    }
+
+    /// X takes at most 4 images, or 1 GIF, or 1 video, in a post, on any
+    /// plan: a mix it would refuse is refused before any upload. Media ids
+    /// already uploaded count as media of an unknown kind.
+    static func checkMix(_ media: [XMediaFile], alongside uploaded: Int) throws(RecordError) {
+        let gifs = media.filter { $0.category == "tweet_gif" }.count
+        let videos = media.filter { $0.category.hasSuffix("_video") }.count
+        guard gifs + videos > 0, media.count + uploaded > 1 else { return }
+        var parts: [String] = []
+        if gifs > 0 { parts.append(gifs == 1 ? "1 GIF" : "\(gifs) GIFs") }
+        if videos > 0 { parts.append(videos == 1 ? "1 video" : "\(videos) videos") }
+        let images = media.count - gifs - videos
+        if images > 0 { parts.append(images == 1 ? "1 image" : "\(images) images") }
+        if uploaded > 0 { parts.append("\(uploaded) of media_ids") }
+        throw RecordError(.validation, "X takes at most 4 images, or 1 GIF, or 1 video in a post: this one has "
+                          + parts.joined(separator: ", ") + " (a GIF sent as an image takes category tweet_image)")
+    }
+
+    /// What the app's `plan` forbids (contract §7): on self-serve, quote
+    /// posts and more than one cashtag. Checked before any request.
+    func checkPlan(_ post: Post, _ plan: XPlan) throws(RecordError) {
+        guard plan == .selfServe else { return }
+        if post.quote != nil {
+            throw RecordError(.validation, "quote posts need an Enterprise plan; this app's plan is self-serve "
+                              + "(give --plan enterprise, or set twitter.plan in the profile, if it is Enterprise)")
+        }
+        let cashtags = Cashtags.count(in: post.text)
+        if cashtags > 1 {
+            throw RecordError(.validation, "a post of a self-serve app takes at most one cashtag; this text has \(cashtags)")
+        }
+    }
+
+    /// What X charges for `post` once made: more when its text holds a URL.
+    func price(of post: Post) -> Price {
+        x.price(TweetLength.containsURL(post.text) ? .postCreateURL : .postCreate)
+    }
+
+    /// What a record may cost all told: its post and its alt texts.
+    func mostCost(of post: Post) -> Money {
+        price(of: post).most + x.prices[.mediaMetadata] * post.media.filter { $0.alt != nil }.count
     }
 
     /// A file a record asks to attach, as written in it.
@@ -170,7 +212,9 @@ final class TwitterPoster: RecordTool {
         }
         // A post's Accept has always come after its Content-Type (a dry run shows them).
         request.headers += HTTPRequest.acceptJSON
-        return x.request(request, endpoint: endpoint, authorizer: authorizer)
+        var spec = x.request(request, endpoint: endpoint, authorizer: authorizer)
+        spec.price = price(of: post)
+        return spec
     }
 
     /// The JSON body of a v2 post; RFC 5849 §3.4.1.3: it is not part of the signature.
@@ -223,6 +267,8 @@ final class PostJob: Job {
     private var uploaded: [String] = []
     /// In a dry run, the upload requests shown so far.
     private let shownUploads = JSON.array()
+    /// What the record may cost, reserved with its first request; nil once reserved.
+    private var unreserved: Money?
 
     init(record: Record, reply: Reply, poster: TwitterPoster) {
         self.record = record
@@ -253,6 +299,8 @@ final class PostJob: Job {
         do throws(RecordError) {
             let post = try poster.post(of: record)
             let authorizer = try poster.x.authorizer(for: record)
+            try poster.checkPlan(post, poster.x.plan(of: authorizer))
+            unreserved = poster.mostCost(of: post)
             self.post = post
             self.authorizer = authorizer
             uploads = post.media.map { XMediaUpload($0, x: poster.x, authorizer: authorizer) }
@@ -282,8 +330,17 @@ final class PostJob: Job {
         return send(poster.request(for: post, authorizer: authorizer), after: 0)
     }
 
+    /// Sends `spec`; the record's first request reserves what the record
+    /// may cost, so that no file is uploaded for a post the budget cannot pay for.
     private func send(_ spec: RequestSpec, after seconds: Double) -> JobStep {
-        seconds > 0 ? .sendAfter(spec, seconds: seconds) : .send(spec)
+        var spec = spec
+        if let total = unreserved {
+            let own = spec.price?.most ?? .zero
+            if spec.price == nil { spec.price = Price(each: .zero) }
+            spec.price?.andLater = total - own
+            unreserved = nil
+        }
+        return seconds > 0 ? .sendAfter(spec, seconds: seconds) : .send(spec)
     }
 
     /// After the current upload's step: its next one, the next file, or the post.

@@ -185,7 +185,9 @@ public final class XMediaUpload {
         let body = JSON.object()
         body.set("id", string: mediaID ?? "")
         body.set("metadata", altText)
-        return .send(step(.json("POST", x.apiBase + "/2/media/metadata", body), endpoint: "POST /2/media/metadata"), after: 0)
+        var spec = step(.json("POST", x.apiBase + "/2/media/metadata", body), endpoint: "POST /2/media/metadata")
+        spec.price = x.price(.mediaMetadata)
+        return .send(spec, after: 0)
     }
 
     /// Segment `index`: multipart/form-data whose `media` part is read from the file while it is sent.

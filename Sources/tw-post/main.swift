@@ -32,7 +32,7 @@ let mediaDirOption = OptionSpec("media-dir", value: "DIR",
 let engineDefaults = EngineSettings(parallel: 1)
 
 let status = ToolMain.run(tool, options: [threadOption, apiOption, maxLengthOption, noLengthCheckOption, mediaDirOption]
-    + engineDefaults.requestOptions(apiBaseHelp: XSetup.apiBaseHelp)) { arguments throws(StartupError) in
+    + XSetup.costOptions + engineDefaults.requestOptions(apiBaseHelp: XSetup.apiBaseHelp)) { arguments throws(StartupError) in
     let settings = engineDefaults.reading(arguments)
     let mediaDirectory: ConfinedDirectory
     do throws(LocalFile.Refusal) {
@@ -40,7 +40,7 @@ let status = ToolMain.run(tool, options: [threadOption, apiOption, maxLengthOpti
     } catch {
         throw .usage("--media-dir: \(error.message)")
     }
-    let x = try XSetup(arguments: arguments, tool: tool, dryRun: settings.dryRun)
+    let x = try XSetup(arguments: arguments, tool: tool, dryRun: settings.dryRun, priced: true)
     let poster = TwitterPoster(x: x, legacy: arguments.value(apiOption) == "1.1", thread: arguments.isSet(threadOption),
         maxLength: arguments.isSet(noLengthCheckOption) ? nil : arguments.integer(maxLengthOption, default: 280),
         mediaDirectory: mediaDirectory)

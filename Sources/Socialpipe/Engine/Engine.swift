@@ -5,14 +5,16 @@ import Glibc
 /// most `--parallel` requests are in flight, each request has its own
 /// retries (the requests' side is in Requests.swift). What becomes of an
 /// answer is the `ResponsePolicy`'s to say, when a request may go the
-/// `RateLimiter`'s; `SharedAnswers` sends a request once for every job that
-/// asks the same, `BatchGathering` makes batches, and `BackPressure` stops a
-/// job behind the head of an ordered output while too much waits there.
+/// `RateLimiter`'s, and whether the run can pay for it `Spending`'s;
+/// `SharedAnswers` sends a request once for every job that asks the same,
+/// `BatchGathering` makes batches, and `BackPressure` stops a job behind the
+/// head of an ordered output while too much waits there.
 public final class Engine {
     let settings: EngineSettings
     let transport: Transport
     let policy: ResponsePolicy
     let limiter: RateLimiter
+    let spending: Spending
     var shared = SharedAnswers()
     let prerequisites = Prerequisites()
     private var backPressure = BackPressure()
@@ -54,6 +56,7 @@ public final class Engine {
         self.settings = settings
         policy = ResponsePolicy(retries: settings.retries, maxWait: settings.maxWait)
         limiter = RateLimiter(maxWait: settings.maxWait)
+        spending = Spending(budget: settings.maxCost)
         if let transport {
             self.transport = transport
             return
@@ -155,7 +158,15 @@ public final class Engine {
             return
         }
         if settings.dryRun {
-            show(spec, for: tracked)
+            var spec = spec
+            switch reserve(&spec, for: tracked) {
+            case .success(let most):
+                spending.charge(most, releasing: most)
+                tracked.job.reply.charge(most)
+                show(spec, for: tracked)
+            case .failure(let error):
+                fail(tracked, error)
+            }
             return
         }
         if !BackPressure.mayFetchMore(tracked.job.reply) {
@@ -218,6 +229,8 @@ public final class Engine {
     private func finish(_ tracked: Tracked, failed didFail: Bool) {
         guard !tracked.isOver else { return }
         tracked.isOver = true
+        spending.release(tracked.reservedAhead)
+        tracked.reservedAhead = .zero
         tracked.job.reply.finish()
         if tracked.uploading {
             uploadingJobs -= 1

@@ -17,6 +17,8 @@ public struct EngineSettings: Sendable {
     public var verbose = false
     /// Build and sign each request, send nothing.
     public var dryRun = false
+    /// The most the run may spend on priced requests (`--max-cost`); nil for no limit.
+    public var maxCost: Money?
 
     /// The defaults, with at most `parallel` requests in flight.
     public init(parallel: Int) {
@@ -40,6 +42,7 @@ public struct EngineSettings: Sendable {
         settings.caFile = arguments.value(CommonOptions.cacert) ?? caFile
         settings.verbose = verbose || arguments.isSet(CommonOptions.verbose)
         settings.dryRun = dryRun || arguments.isSet(CommonOptions.dryRun)
+        settings.maxCost = arguments.value(CommonOptions.maxCost).flatMap { Money(decimal: $0) } ?? maxCost
         return settings
     }
 }

@@ -12,6 +12,8 @@ extension Engine {
         var renewedCredentials = false
         /// Counted among the jobs uploading files.
         var uploading = false
+        /// Reserved by an earlier request for the job's later priced ones.
+        var reservedAhead = Money.zero
         init(job: Job, order: Int) {
             self.job = job
             self.order = order
@@ -20,7 +22,8 @@ extension Engine {
 
     /// One request: its attempts, backoff and the jobs it answers.
     final class Exchange {
-        let spec: RequestSpec
+        /// What is sent; a page the budget cut asks for fewer items.
+        var spec: RequestSpec
         let order: Int
         var jobs: [Tracked]
         /// For a batch: the requests it carries, in order.
@@ -33,6 +36,9 @@ extension Engine {
         /// Whether `notBefore` is a wait the job asked for (`sendAfter`), not a backoff.
         var waitIsTheJobs = false
         var request: HTTPRequest?
+        /// Whether its cost was reserved (once, before its first attempt), and how much.
+        var admitted = false
+        var reservation = Money.zero
         /// Whether it is credentials' prerequisite (a token's refresh) that other requests wait for.
         var isPrerequisite = false
         init(spec: RequestSpec, order: Int, jobs: [Tracked]) {

@@ -20,6 +20,8 @@ public struct RequestSpec {
     /// garbled) is read as the server failing. False for the few endpoints
     /// that answer in a form (OAuth 1.0a's token steps).
     public var answersWithJSON = true
+    /// What it costs, when its API prices it (see `Spending`).
+    public var price: Price?
 
     public init(_ request: HTTPRequest, rateLimitKey: String, service: APIService, authorizer: RequestAuthorizer? = nil) {
         self.request = request
@@ -302,22 +304,6 @@ public final class ResponseBody {
             return false
         }
     }
-}
-
-/// A response its API's service took for a success, handed to the job.
-public struct Answer {
-    public let status: Int
-    public let body: ResponseBody
-    public let response: HTTPResponse
-
-    public init(_ response: HTTPResponse, body: ResponseBody) {
-        status = response.status
-        self.body = body
-        self.response = response
-    }
-
-    /// The body as JSON values, when it is JSON.
-    public var json: JSON? { body.json }
 }
 
 /// How a transfer ended.

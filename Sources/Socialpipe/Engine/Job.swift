@@ -57,6 +57,25 @@ extension Job {
     public var uploadSize: Int { 0 }
 }
 
+/// A response its API's service took for a success, handed to the job.
+public struct Answer {
+    public let status: Int
+    public let body: ResponseBody
+    public let response: HTTPResponse
+    /// For a request priced per item listed, what the run was charged: the
+    /// job shares it out among the items it writes.
+    public var charged: (units: Int, each: Money)?
+
+    public init(_ response: HTTPResponse, body: ResponseBody) {
+        status = response.status
+        self.body = body
+        self.response = response
+    }
+
+    /// The body as JSON values, when it is JSON.
+    public var json: JSON? { body.json }
+}
+
 /// What a job does next.
 public enum JobStep {
     /// Send this request and call `received` with its answer.

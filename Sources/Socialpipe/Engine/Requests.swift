@@ -44,7 +44,61 @@ extension Engine {
                 continue
             }
             ready.remove(at: index)
+            if !exchange.admitted {
+                switch reserve(&exchange.spec, for: exchange.jobs.first) {
+                case .success(let reservation):
+                    exchange.admitted = true
+                    exchange.reservation = reservation
+                case .failure(let error):
+                    failExchange(exchange, error)
+                    continue
+                }
+            }
             send(gathering?.gather(exchange, from: &ready, at: index, now: now.monotonic) ?? exchange)
+        }
+    }
+
+    /// Reserves what `spec` may cost (a page may be cut to what the budget
+    /// pays for), drawing first on what `payer`, the job it is sent for,
+    /// reserved before: what the request holds, or why it may not go.
+    func reserve(_ spec: inout RequestSpec, for payer: Tracked?) -> Result<Money, RecordError> {
+        switch spending.admit(&spec, ahead: payer?.reservedAhead ?? .zero) {
+        case .go(let reserved, let aheadChange):
+            payer?.reservedAhead += aheadChange
+            return .success(reserved)
+        case .fail(let error):
+            return .failure(error)
+        }
+    }
+
+    /// What `exchange`'s `result` costs the run: a success its price (a
+    /// page's per item, shared out by the job from the answer), a post that
+    /// may have been applied what it reserved, any other failure nothing.
+    /// The job that sent it is charged.
+    func settleCost(_ exchange: Exchange, _ result: Result<Answer, RecordError>) -> Result<Answer, RecordError> {
+        let reservation = exchange.reservation
+        exchange.reservation = .zero
+        let payer = exchange.jobs.first?.job.reply
+        switch result {
+        case .success(var answer):
+            guard let price = exchange.spec.price, exchange.admitted else { return result }
+            let (units, amount) = price.charged(answer)
+            spending.charge(amount, releasing: reservation)
+            if price.listed != nil {
+                answer.charged = (units, price.each)
+            } else {
+                payer?.charge(amount)
+            }
+            return .success(answer)
+        case .failure(let error):
+            if error.kind == .billing { spending.stop(exchange.spec.service, error) }
+            if error.kind == .ambiguous && reservation > .zero {
+                spending.charge(reservation, releasing: reservation)
+                payer?.charge(reservation)
+            } else {
+                spending.release(reservation)
+            }
+            return result
         }
     }
 
@@ -152,6 +206,7 @@ extension Engine {
     /// Hands a final result to every job waiting for `exchange`; a batch's
     /// answer is shared out among its requests.
     func answered(_ exchange: Exchange, _ result: Result<Answer, RecordError>) {
+        let result = settleCost(exchange, result)
         if exchange.isPrerequisite {
             settled(exchange, result)
             return

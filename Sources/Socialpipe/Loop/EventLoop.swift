@@ -56,6 +56,7 @@ public final class EventLoop {
                             rawInput: arguments.isSet(CommonOptions.rawInput), tool: tool)
         output = OutputWriter(fd: outputFD)
         queue = OutcomeQueue(ordered: !arguments.isSet(CommonOptions.unordered), style: style, output: output)
+        queue.showsCost = arguments.isSet(CommonOptions.cost)
         self.engine = engine
         countsAttempts = engine != nil
         progress = ProgressLine(tool: tool.name, arguments: arguments, interactive: !tool.commands.isEmpty)
@@ -107,9 +108,15 @@ public final class EventLoop {
     /// the reader of the output is gone. fb-perm-check's -q sends stdout to
     /// /dev/null, so it does get the line, as grep -q still reports errors;
     /// a permission not granted is an answer, not a failure, and is not counted.
+    /// A run that sent priced requests always gets the line, with what they
+    /// cost: `; estimated cost $0.075`.
     private func summarizeFailures() {
-        guard queue.style == .envelopes, !output.isClosed, isatty(output.fd) == 0,
-              let summary = queue.failureSummary else { return }
+        guard queue.style == .envelopes, !output.isClosed else { return }
+        let priced = engine?.spending.anyPriced ?? false
+        let failures = isatty(output.fd) == 0 || priced ? queue.failureSummary : nil
+        guard priced || failures != nil else { return }
+        var summary = failures ?? "\(queue.records) done"
+        if priced { summary += "; estimated cost " + queue.charged.dollars }
         Diagnostics.say(summary)
     }
 

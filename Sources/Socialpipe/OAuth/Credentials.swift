@@ -106,7 +106,11 @@ public struct CredentialStore {
 /// value out of range stops the run with exit 3, naming profile and key,
 /// before it can reach a conversion that would trap.
 public struct CredentialField: Sendable {
-    public enum Kind: Sendable { case string, time }
+    public enum Kind: Sendable {
+        case string, time
+        /// One of these strings.
+        case oneOf([String])
+    }
     /// Its place in a profile: the service's section, then keys within it
     /// (`["section", "key"]`, `["section", "nested", "expires_at"]`).
     public let path: [String]
@@ -114,6 +118,7 @@ public struct CredentialField: Sendable {
 
     public static func string(_ path: String...) -> CredentialField { CredentialField(path: path, kind: .string) }
     public static func time(_ path: String...) -> CredentialField { CredentialField(path: path, kind: .time) }
+    public static func oneOf(_ values: [String], _ path: String...) -> CredentialField { CredentialField(path: path, kind: .oneOf(values)) }
 
     /// What is wrong with the field in `profile`, or nil. The service's
     /// section must be an object; deeper objects that are not are left to
@@ -134,6 +139,9 @@ public struct CredentialField: Sendable {
         case .time:
             return Self.time(value) == nil
                 ? "\(name) must be an ISO 8601 time with a zone or epoch seconds, from 1970 to 9999 (got \(value.dumped()))" : nil
+        case .oneOf(let values):
+            return value.string.map(values.contains) == true ? nil
+                : "\(name) must be " + values.map { "\"\($0)\"" }.joined(separator: " or ") + " (got \(value.dumped()))"
         }
     }
 

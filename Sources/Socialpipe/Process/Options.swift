@@ -87,6 +87,10 @@ public enum CommonOptions {
     public static let quiet = OptionSpec("quiet", short: "q", help: "no progress line")
     public static let progress = OptionSpec("progress", help: "show the progress line")
     public static let noProgress = OptionSpec("no-progress", help: "never show the progress line")
+    /// For the tools whose requests are priced: each envelope's `cost`, and a spending cap.
+    public static let cost = OptionSpec("cost", help: "add each outcome's estimated cost in dollars (\"cost\") to its envelope")
+    public static let maxCost = OptionSpec("max-cost", value: "DOLLARS", decimals: 0...1_000_000_000,
+                                           help: "spend at most DOLLARS in this run: what would cost more is not sent")
 
     /// `-j N`, with the tool's default in its help.
     public static func parallel(default value: Int) -> OptionSpec {

@@ -62,6 +62,10 @@ final class OutcomeQueue {
     private(set) var records = 0
     /// Records that failed, by the kind of their first failure.
     private(set) var failuresByKind: [RecordError.Kind: Int] = [:]
+    /// Whether every envelope ends with its `cost` (`--cost`).
+    var showsCost = false
+    /// What the records were charged, all told.
+    fileprivate(set) var charged = Money.zero
 
     init(ordered: Bool, style: OutputStyle, output: OutputWriter) {
         self.ordered = ordered
@@ -254,6 +258,8 @@ public final class Reply {
     private let raw: String?
     /// Whether `finish()` was called.
     public private(set) var isFinished = false
+    /// Charged and not yet written in an envelope.
+    private var owed = Money.zero
 
     init(queue: OutcomeQueue, line: Int, input: JSON?, text: UnsafeBufferPointer<UInt8>? = nil, raw: String? = nil) {
         self.queue = queue
@@ -278,6 +284,7 @@ public final class Reply {
         queue.writeEnvelope(in: slot, ok: true, failed: failsRun) { output in
             output.append(",\"result\":")
             output.appendJSON(result)
+            appendCost(to: output)
             output.append(0x7D)
         }
     }
@@ -290,6 +297,7 @@ public final class Reply {
         queue.writeEnvelope(in: slot, ok: true, failed: false) { output in
             output.append(",\"result\":")
             if compact { output.append(resultText) } else { output.appendMinified(resultText) }
+            appendCost(to: output)
             output.append(0x7D)
         }
     }
@@ -315,11 +323,27 @@ public final class Reply {
                 }
                 output.append(",\"error\":")
                 error.append(to: output)
+                appendCost(to: output)
                 output.append(0x7D)
             }
         case .toolLines:
             queue.writeDiagnostic(in: slot, "line \(line): \(error.kind.rawValue): \(error.message)")
         }
+    }
+
+    /// What one of the record's requests cost: written as the `cost` of its
+    /// next envelope (with `--cost`), and counted in the run's estimate.
+    public func charge(_ amount: Money) {
+        owed += amount
+        queue.charged += amount
+    }
+
+    /// `,"cost":…`, what the record was charged since its last envelope, with `--cost`.
+    private func appendCost(to output: ByteBuffer) {
+        guard queue.showsCost else { return }
+        output.append(",\"cost\":")
+        owed.append(to: output)
+        owed = .zero
     }
 
     /// Marks the record complete; nothing more is written for it.

@@ -6,7 +6,7 @@ public struct RecordError: Error, Sendable {
         case notFound = "not_found"
         case duplicate
         case rateLimit = "rate_limit"
-        case http, network, ambiguous, cancelled
+        case http, network, ambiguous, budget, billing, cancelled
     }
 
     public var kind: Kind
