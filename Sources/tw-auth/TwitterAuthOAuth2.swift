@@ -151,7 +151,13 @@ final class StatusJob: Job {
 
     func received(_ event: JobEvent) -> JobStep {
         event.step(answered: { answer in
-            report(valid: true, account: method == "app" ? nil : TwitterAuth.account(answer))
+            let access = answer.response.header("x-access-level")
+            if access == "read" {
+                Diagnostics.say("profile \"\(profile)\": the token is read-only (x-access-level: read), so tw-post cannot post with "
+                    + "it: give the app Read and write permission in X's developer console, then run tw-auth pin --access write "
+                    + "--profile \(profile) (or tw-auth oauth2 with the tweet.write scope)")
+            }
+            report(valid: true, account: method == "app" ? nil : TwitterAuth.account(answer), access: access)
             return .done
         }, recovering: invalid)
     }
@@ -164,9 +170,11 @@ final class StatusJob: Job {
         return .done
     }
 
-    private func report(valid: Bool, account: JSON?, problem: String? = nil) {
+    private func report(valid: Bool, account: JSON?, access: String? = nil, problem: String? = nil) {
         var members: [(String, JSON)] = [("profile", .string(profile)), ("method", .string(method)), ("valid", .bool(valid))]
         if let account { members.append(("account", account)) }
+        // What the token may do, as X says it (`read`, `read-write`, `read-write-directmessages`).
+        if let access { members.append(("access", .string(access))) }
         if let session = authorizer?.session {
             members.append(("expires_at", session.expiresAt.flatMap(Clock.iso8601).map { .string($0) } ?? .null))
             members.append(("scopes", session.scopes.map { .string($0) } ?? .null))
