@@ -17,6 +17,8 @@ final class PagingTool: RecordTool {
     var mayBegin: (String) -> Bool = { _ in true }
     var ended: [String] = []
     var failsRun = false
+    /// What each request costs, when priced; `each` per line of its page.
+    var price: Price?
 
     func start(_ record: Record, reply: Reply) -> Job? {
         PagingJob(name: (try? record.string("name")) ?? nil ?? "?", reply: reply, tool: self)
@@ -40,6 +42,7 @@ final class PagingJob: Job {
                                rateLimitKey: "GET", service: service)
         spec.sharing = tool.sharingKey?(name)
         spec.batchKey = tool.batchKey
+        spec.price = tool.price
         return spec
     }
 
@@ -83,7 +86,8 @@ func runLoop(_ tool: RecordTool, lines: [String], options: [String] = [], transp
         unlink(template)
     }
     let defaults = EngineSettings(parallel: 4)
-    let parser = ArgumentParser(tool: testTool, options: defaults.requestOptions(apiBaseHelp: ""))
+    let parser = ArgumentParser(tool: testTool, options: defaults.requestOptions(apiBaseHelp: "")
+                                + [CommonOptions.cost, CommonOptions.maxCost])
     let arguments = try #require(parser.parse(options + ["--quiet"]).arguments)
     let engine = try Engine(defaults.reading(arguments), tool: testTool, transport: transport)
     engine.batching = batching
@@ -380,11 +384,13 @@ final class ThrottlingService: APIService {
 final class PostingTool: RecordTool {
     var service: APIService = PlainService()
     var batchKey: String?
+    var price: Price?
     func start(_ record: Record, reply: Reply) -> Job? {
         let name = (try? record.string("name")) ?? nil ?? "?"
         var spec = RequestSpec(method: "POST", url: "http://test.invalid/\(name)", idempotent: false,
                                rateLimitKey: "token", service: service)
         spec.batchKey = batchKey
+        spec.price = price
         return OneRequestJob(reply: reply, spec: spec)
     }
 }

@@ -44,7 +44,7 @@ public final class ScriptedTransport: Transport {
     public func sent(containing text: String) -> [HTTPRequest] { sent.filter { $0.url.contains(text) } }
 }
 
-/// JSON answers; 503 is a server failure, other statuses final errors.
+/// JSON answers; 503 is a server failure, 402 a refusal for billing, other statuses final errors.
 public final class PlainService: APIService, Sendable {
     public init() {}
 
@@ -53,6 +53,7 @@ public final class PlainService: APIService, Sendable {
         switch response.status {
         case 200...299: return .success
         case 503: return .transient(RecordError(.http, "unavailable", status: 503))
+        case 402: return .failure(RecordError(.billing, "credits used up", status: 402))
         default: return .failure(RecordError(.http, "HTTP \(response.status)", status: response.status))
         }
     }
