@@ -60,7 +60,7 @@ SANDBOX_SECRETS = ("sandbox-consumer-secret", "sandbox-access-token-secret", "sa
 
 # Contract §2.
 ERROR_KINDS = {"input", "validation", "auth", "permission", "not_found", "duplicate", "rate_limit", "http",
-               "network", "ambiguous", "cancelled"}
+               "network", "ambiguous", "budget", "billing", "cancelled"}
 ERROR_KEY_ORDER = ["kind", "status", "code", "message", "attempts"]
 
 
@@ -143,6 +143,10 @@ def parse_envelope(raw):
     pairs = json.loads(raw, object_pairs_hook=lambda kv: kv)
     top = [k for k, _ in pairs]
     env = json.loads(raw)
+    # Contract §7: with --cost, what the record was charged is the last key.
+    if top and top[-1] == "cost":
+        assert isinstance(env["cost"], (int, float)) and env["cost"] >= 0, raw
+        top = top[:-1]
     assert "\n" not in raw.strip("\n"), raw
     assert isinstance(env.get("ok"), bool), raw
     assert top[:3] == ["ok", "line", "input"], raw

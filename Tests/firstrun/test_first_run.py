@@ -81,8 +81,8 @@ def test_summary_names_the_failures_by_kind(go):
     assert r.returncode == 1, r
     kinds = [e["error"]["kind"] for e in r.envelopes if not e["ok"]]
     assert kinds == ["duplicate", "auth"], r
-    # Counts alike: by name.
-    assert stderr_lines(r)[-1] == "tw-post: 2 of 5 failed (auth 1, duplicate 1)", r
+    # Counts alike: by name. The three posts made cost $0.015 each (contract §7).
+    assert stderr_lines(r)[-1] == "tw-post: 2 of 5 failed (auth 1, duplicate 1); estimated cost $0.045", r
     assert len(summary_lines(r, "tw-post")) == 1, r
 
 
@@ -94,7 +94,8 @@ def test_summary_puts_the_largest_count_first(go):
     r = go("tw-post", ("--dry-run",), stdin)
     assert r.returncode == 1, r
     assert len(r.envelopes) == 7, r
-    assert stderr_lines(r)[-1] == "tw-post: 6 of 7 failed (input 3, auth 2, validation 1)", r
+    # The dry run's one post would cost $0.015 (contract §7).
+    assert stderr_lines(r)[-1] == "tw-post: 6 of 7 failed (input 3, auth 2, validation 1); estimated cost $0.015", r
 
 
 def test_no_summary_when_nothing_failed(go):
@@ -108,7 +109,9 @@ def test_every_tool_sums_up_its_failures(go, name):
     token, good = GOOD_RECORD[name]
     r = go(name, (), jl(good) + b"not json\n")
     assert [e["ok"] for e in r.envelopes][-1] is False, r
-    assert stderr_lines(r)[-1] == "%s: 1 of 2 failed (input 1)" % name, r
+    # The X tools' requests are priced (contract §7): a post, a lookup and one account.
+    cost = {"tw-post": "; estimated cost $0.015", "tw-friends": "; estimated cost $0.020"}.get(name, "")
+    assert stderr_lines(r)[-1] == "%s: 1 of 2 failed (input 1)%s" % (name, cost), r
     assert r.returncode == 1, r
 
 

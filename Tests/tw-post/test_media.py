@@ -414,8 +414,9 @@ def test_progress_line_shows_mib_uploaded(run, sb, big_video):
 
 
 def test_four_files_in_one_record_in_order(run, sb, media_dir):
-    files = [("a.png", "png", 100_001), ("b.jpg", "jpeg", 100_002), ("c.gif", "gif", 100_003),
-             ("d.mp4", "mp4", 100_004)]
+    # Four pictures: X takes no other mix of four (contract §7).
+    files = [("a.png", "png", 100_001), ("b.jpg", "jpeg", 100_002), ("c.webp", "webp", 100_003),
+             ("d.png", "png", 100_004)]
     digests = {size: write(media_dir, n, k, size) for n, k, size in files}
     processing(sb, check_after_secs=0, polls=0)
     r = run(["--media-dir", str(media_dir)], jl({"media": [n for n, _, _ in files]}))   # no text: fine
@@ -429,10 +430,8 @@ def test_four_files_in_one_record_in_order(run, sb, media_dir):
     [post] = posts_of(sb)["posts"]
     assert post["media_ids"] == ids and post["text"] == "", post
     per = requests_per_media(sb)
-    polls = {"png": 0, "jpeg": 0, "gif": 1, "mp4": 1}       # state pending, then one poll: succeeded
     for (n, k, size), mid in zip(files, ids):
-        cat = {"gif": "tweet_gif", "mp4": "tweet_video"}.get(k, "tweet_image")
-        check_upload(per[mid], size, MEDIA_TYPES[k], cat, polls=polls[k])
+        check_upload(per[mid], size, MEDIA_TYPES[k], "tweet_image", polls=0)
     # one file after the other, then one post
     entries = api_log(sb)
     assert [owner for owner in (owner_of(e, {s: m["id"] for s, m in stored.items()}) for e in entries[:-1])] == \
@@ -508,17 +507,20 @@ def test_category_override_and_quicktime(run, sb, media_dir):
     write(media_dir, "promo.mp4", "mp4", 4003)
     write(media_dir, "old.gif", "gif87", 4004)
     processing(sb, check_after_secs=0, polls=0)
+    # A video or an animated GIF goes alone in its post (contract §7): one record each.
     r = run(["--media-dir", str(media_dir)],
-            jl({"text": "categories", "media": [{"path": "still.gif", "category": "tweet_image"}, "movie.mov",
-                                               {"path": "promo.mp4", "category": "amplify_video"}, "old.gif"]}))
-    res = one_ok(r)["result"]
+            jl({"text": "categories 1", "media": [{"path": "still.gif", "category": "tweet_image"}]},
+               {"text": "categories 2", "media": ["movie.mov"]},
+               {"text": "categories 3", "media": [{"path": "promo.mp4", "category": "amplify_video"}]},
+               {"text": "categories 4", "media": ["old.gif"]}))
+    assert r.returncode == 0 and all(e["ok"] for e in r.envelopes), r
     stored = media_by_size(sb)
     got = [(stored[s]["media_type"], stored[s]["media_category"]) for s in (4001, 4002, 4003, 4004)]
     assert got == [("image/gif", "tweet_image"), ("video/quicktime", "tweet_video"),
                    ("video/mp4", "amplify_video"), ("image/gif", "tweet_gif")], got
     per = requests_per_media(sb)
     assert STATUS not in [e["endpoint"] for e in per[stored[4001]["id"]]], "a GIF as tweet_image is not polled"
-    assert res["media_ids"] == [stored[s]["id"] for s in (4001, 4002, 4003, 4004)]
+    assert [e["result"]["media_ids"] for e in r.envelopes] == [[stored[s]["id"]] for s in (4001, 4002, 4003, 4004)]
 
 
 def test_given_media_ids_come_first(run, sb, media_dir):
@@ -908,16 +910,16 @@ def test_connection_failures_for_good_count_every_request(run, sb, media_dir, ki
 
 def test_processing_failed_is_validation_with_the_api_reason(run, sb, media_dir):
     write(media_dir, "bad.mp4", "mp4", 15001)
-    write(media_dir, "good.png", "png", 15002)
     processing(sb, check_after_secs=0, polls=1, outcome="failed",
                error={"code": 1, "name": "InvalidMedia", "message": "Unsupported video format"})
-    r = run(["--media-dir", str(media_dir)], jl({"text": "failed processing", "media": ["good.png", "bad.mp4"]}))
+    # A video goes alone in its post (contract §7).
+    r = run(["--media-dir", str(media_dir)], jl({"text": "failed processing", "media": ["bad.mp4"]}))
     [e] = r.envelopes
     err = e["error"]
     assert e["ok"] is False and err["kind"] == "validation" and err.get("code") == "1", e
     assert "InvalidMedia" in err["message"] and "Unsupported video format" in err["message"], e
-    # good.png: initialize, append, finalize; bad.mp4: the same, then two STATUS polls
-    assert err["attempts"] == 3 + 3 + 2, e
+    # bad.mp4: initialize, append, finalize, then two STATUS polls
+    assert err["attempts"] == 3 + 2, e
     assert len(api_log(sb)) == err["attempts"]
     assert post_entries(sb) == [] and posts_of(sb)["total"] == 0
 
@@ -1059,7 +1061,7 @@ def test_dry_run_shows_the_uploads_and_sends_nothing(run, sb, media_dir):
     write(media_dir, "b.gif", "gif", 2345)
     tail = (media_dir / "shots" / "a.png").read_bytes()[-64:]
     r = run(["--dry-run", "--media-dir", str(media_dir)],
-            jl({"text": "dry media", "media": ["shots/a.png", {"path": "b.gif", "alt": "loop"}]}))
+            jl({"text": "dry media", "media": ["shots/a.png", {"path": "b.gif", "alt": "loop", "category": "tweet_image"}]}))
     assert sb.log() == [] and media_store(sb) == []
     res = one_ok(r)["result"]
     assert list(res) == ["request", "uploads"], res
@@ -1080,7 +1082,7 @@ def test_dry_run_shows_the_uploads_and_sends_nothing(run, sb, media_dir):
         ("POST", sb.url + "/2/media/metadata")], [(u["method"], u["url"]) for u in up]
     assert json.loads(up[0]["body"]) == {"media_type": "image/png", "total_bytes": size_a,
                                          "media_category": "tweet_image"}
-    assert json.loads(up[4]["body"]) == {"media_type": "image/gif", "total_bytes": 2345, "media_category": "tweet_gif"}
+    assert json.loads(up[4]["body"]) == {"media_type": "image/gif", "total_bytes": 2345, "media_category": "tweet_image"}
     assert "[4194304 bytes of shots/a.png from byte 0]" in up[1]["body"], up[1]
     assert "[%d bytes of shots/a.png from byte 4194304]" % (size_a - SEG) in up[2]["body"], up[2]
     assert "[2345 bytes of b.gif from byte 0]" in up[5]["body"], up[5]

@@ -152,7 +152,9 @@ def test_reply_quote_and_media_fields_reach_the_api(run, sb):
             {"text": "a quote", "quote": EXISTING_POST},
             {"text": "with media", "media_ids": MEDIA[:2]},
             {"media_ids": [MEDIA[2]]}]                       # media only: no text needed
-    r = run([], jl(*recs))
+    # Quotes, and replies to a post whose author did not engage, are an Enterprise app's (contract §7).
+    sb.control(self_serve=False)
+    r = run(["--plan", "enterprise"], jl(*recs))
     assert r.returncode == 0, r
     assert all(e["ok"] for e in r.envelopes), r
     posts = posts_of(sb)["posts"]
@@ -210,7 +212,8 @@ def test_validation_over_280_empty_and_quote_with_media(run, sb):
             {"text": "   "},                                    # 4: not empty: sent
             {"text": "quote and media", "quote": EXISTING_POST, "media_ids": [MEDIA[0]]},  # 5
             {"text": "quote only", "quote": EXISTING_POST}]     # 6: sent
-    r = run([], jl(*recs))
+    sb.control(self_serve=False)
+    r = run(["--plan", "enterprise"], jl(*recs))
     assert r.returncode == 1, r
     got = r.by_line()
     assert sorted(got) == [1, 2, 3, 4, 5, 6]

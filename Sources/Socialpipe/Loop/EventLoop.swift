@@ -16,6 +16,8 @@ public final class EventLoop {
 
     private let input: RecordInput
     private let queue: OutcomeQueue
+    /// Whether the run asked what it costs, and is told on success too.
+    private let asksCost: Bool
     private let output: OutputWriter
     private let engine: Engine?
     private var progress: ProgressLine
@@ -57,6 +59,7 @@ public final class EventLoop {
         output = OutputWriter(fd: outputFD)
         queue = OutcomeQueue(ordered: !arguments.isSet(CommonOptions.unordered), style: style, output: output)
         queue.showsCost = arguments.isSet(CommonOptions.cost)
+        asksCost = [CommonOptions.cost, CommonOptions.maxCost, CommonOptions.dryRun].contains { arguments.isSet($0) }
         self.engine = engine
         countsAttempts = engine != nil
         progress = ProgressLine(tool: tool.name, arguments: arguments, interactive: !tool.commands.isEmpty)
@@ -108,14 +111,17 @@ public final class EventLoop {
     /// the reader of the output is gone. fb-perm-check's -q sends stdout to
     /// /dev/null, so it does get the line, as grep -q still reports errors;
     /// a permission not granted is an answer, not a failure, and is not counted.
-    /// A run that sent priced requests always gets the line, with what they
-    /// cost: `; estimated cost $0.075`.
+    /// A run that sent (or in a dry run, showed) priced requests adds what
+    /// they cost, `; estimated cost $0.075`; one that asked what it costs
+    /// (`--cost`, `--max-cost`, `--dry-run`) gets the line even when nothing
+    /// failed (`tw-post: 5 done; …`). A run that did not ask stays quiet on
+    /// success, as a filter under cron should.
     private func summarizeFailures() {
         guard queue.style == .envelopes, !output.isClosed else { return }
         let priced = engine?.spending.anyPriced ?? false
-        let failures = isatty(output.fd) == 0 || priced ? queue.failureSummary : nil
-        guard priced || failures != nil else { return }
-        var summary = failures ?? "\(queue.records) done"
+        let failures = isatty(output.fd) == 0 ? queue.failureSummary : nil
+        guard failures != nil || (priced && asksCost) else { return }
+        var summary = failures ?? queue.failureSummary ?? "\(queue.records) done"
         if priced { summary += "; estimated cost " + queue.charged.dollars }
         Diagnostics.say(summary)
     }
