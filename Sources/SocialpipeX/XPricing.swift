@@ -85,7 +85,7 @@ public struct XPrices: Sendable {
                 throw problem("unknown key \"x.\(name)\" (\(hint)the keys: " + names.joined(separator: ", ") + ")")
             }
             guard let price = Money(value) else {
-                throw problem("x.\(name) must be a number of dollars from 0 up (got \(value.dumped()))")
+                throw problem("x.\(name) must be a number of dollars from 0 to 1000000000")
             }
             prices.table[key] = price
         }

@@ -364,6 +364,19 @@ tw("ambiguous-malformed-verbose", jl("sweep malformed"), expect_error("ambiguous
    faults=[("malformed", post_match("sweep malformed"), {})])
 tw("ambiguous-timeout-verbose", jl("sweep hang"), expect_error("ambiguous"), ["--verbose", "--timeout", "1"],
    faults=[("hang", post_match("sweep hang"), {})])
+# --- what a run costs (contract §7): --cost, --max-cost, --prices, --plan
+tw("cost-budget-verbose", jl("sweep cost one", "sweep cost two"), expect_kinds("ok", "budget", rc=1),
+   ["--verbose", "--cost", "--max-cost", "0.02"], env="real")
+tw("cost-budget-zero-record-profile", jl({"text": "sweep budget profile", "profile": "odd"}),
+   expect_error("budget", attempts=0), ["--verbose", "--cost", "--max-cost", "0"], env="none", file="profiles")
+tw("billing-402-verbose", jl("sweep 402", "sweep after 402"), expect_error("billing"), ["--verbose", "--cost"],
+   faults=[("status", post_match("sweep 402"), {"status": 402})])
+tw("plan-refusal-record-profile", jl({"text": "sweep quote", "quote": "20", "profile": "odd"}),
+   expect_error("validation", attempts=0), ["--verbose", "--plan", "self-serve"], env="none", file="profiles")
+tw("dry-run-cost-enterprise-default-profile", jl({"text": "sweep dry quote", "quote": "20"}), expect_dry_run,
+   ["--dry-run", "--verbose", "--cost", "--plan", "enterprise"], env="none", file="default-odd")
+tw("prices-file-not-prices", jl("sweep"), expect_exit(3), ["--verbose", "--prices", "CREDENTIALS_FILE"], env="none",
+   file="profiles")
 # --- configuration errors (exit 3)
 tw("credentials-file-invalid-json", jl("sweep"), expect_exit(3), ["--verbose"], env="none", file="invalid-json")
 tw("credentials-file-readable-by-others", jl("sweep"), expect_exit(3), ["--verbose"], env="none",
@@ -400,7 +413,9 @@ def run_tool(path, args, stdin, env, timeout=30):
 def test_tw_post_prints_no_secret(tool, home, scrubbed_env, sb, scenario):
     s = TW[scenario]
     env = tw_setup(s, home, scrubbed_env, sb)
-    p = run_tool(tool("tw-post"), s["args"], s["stdin"], env)
+    # A prices file that is the credentials file by mistake: refused, and no value of it shown.
+    args = [str(credentials_path(home)) if a == "CREDENTIALS_FILE" else a for a in s["args"]]
+    p = run_tool(tool("tw-post"), args, s["stdin"], env)
     assert_no_secret(p.stdout, p.stderr)
     s["check"](p)
 
