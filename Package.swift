@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "SocialpipeTests", dependencies: ["Socialpipe", "TestSupport"]),
         .testTarget(name: "SocialpipeXTests", dependencies: ["SocialpipeX", "TestSupport"]),
         .testTarget(name: "SocialpipeGraphTests", dependencies: ["SocialpipeGraph", "TestSupport"]),
-        .testTarget(name: "TwPostTests", dependencies: ["TwPostMedia", "TestSupport"]),
+        .testTarget(name: "TwPostTests", dependencies: ["TwPostMedia", "TwitterText", "TestSupport"]),
         .testTarget(name: "SocialpipeInteractiveTests", dependencies: ["SocialpipeInteractive", "TestSupport"]),
     ]
 )
