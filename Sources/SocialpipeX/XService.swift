@@ -55,6 +55,10 @@ public final class XService: APIService {
                 + "Read and write permission in X's developer console, then get a new token with tw-auth pin --access write "
                 + "(or tw-auth oauth2 with the tweet.write scope)", status: status, code: code))
         }
+        if status == 403, Self.isReplyRestriction(message) {
+            return .failure(RecordError(.permission, message + " (since 2026 a self-serve app may reply only where the post's author "
+                + "mentioned or engaged the replying account; an Enterprise app may reply anywhere)", status: status, code: code))
+        }
         let kind: RecordError.Kind
         switch (status, code) {
         case (_, "187"): kind = .duplicate
@@ -75,6 +79,13 @@ public final class XService: APIService {
         guard status == 403 else { return false }
         let text = ((code ?? "") + " " + message).lowercased()
         return text.contains("spending limit") || text.contains("spendinglimit") || text.contains("spending-limit")
+    }
+
+    /// Whether X refused a reply because the original author has not
+    /// mentioned or engaged the replying account (self-serve apps, 2026).
+    static func isReplyRestriction(_ message: String) -> Bool {
+        let text = message.lowercased()
+        return text.contains("reply to this conversation is not allowed") || text.contains("mentioned or otherwise engaged")
     }
 
     /// A problem `type` after `/2/problems/` (the host differs between specs).
