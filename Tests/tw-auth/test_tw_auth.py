@@ -884,8 +884,23 @@ def test_status_of_a_valid_profile_exits_0(detached, sb, home):
     write_private(path, {"default": "kestrel", "profiles": {"kestrel": {"twitter": OAUTH1_SECTION}}})
     p = detached(["status"])
     assert p.returncode == 0, p
-    assert status_lines(p) == [{"profile": "kestrel", "method": "oauth1", "valid": True, "account": DEMO_ACCOUNT}], p
+    # `access` is X's x-access-level header (contract §7).
+    assert status_lines(p) == [{"profile": "kestrel", "method": "oauth1", "valid": True, "account": DEMO_ACCOUNT,
+                                "access": "read-write"}], p
     assert p.stderr == b"", p
+
+
+def test_status_of_a_read_only_token_says_so_and_what_to_do(detached, sb, home):
+    section = {"consumer_key": "sandbox-readonly-consumer-key", "consumer_secret": "sandbox-readonly-consumer-secret",
+               "access_token": "1000000000000000001-sandboxreadonlytoken",
+               "access_token_secret": "sandbox-readonly-token-secret"}
+    write_private(credentials_path(home), {"default": "ro", "profiles": {"ro": {"twitter": section}}})
+    p = detached(["status"])
+    assert p.returncode == 0, p
+    [line] = status_lines(p)
+    assert line["valid"] is True and line["access"] == "read", line
+    err = p.stderr.decode("utf-8")
+    assert err.startswith("tw-auth: ") and "read-only" in err and "tw-auth pin --access write --profile ro" in err, p
 
 
 def test_status_of_a_revoked_token_exits_1(detached, sb, home):
