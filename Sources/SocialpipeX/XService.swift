@@ -71,21 +71,27 @@ public final class XService: APIService {
         return .failure(RecordError(kind, message, status: status, code: code))
     }
 
-    /// Whether X refused for the app's billing: a 402 (credits used up,
+    /// Whether X refused for the app's billing: a 402 (credits used up:
     /// problem type `…/credits`, title `CreditsDepleted`), or a 403 saying the
-    /// account reached its spending limit. Never worth sending again.
+    /// account reached the spending limit it set for the billing cycle
+    /// (https://docs.x.com/x-api/getting-started/pricing; X documents no
+    /// body, so its type `spend-cap`, title `SpendCapReached` or words).
+    /// Never worth sending again.
     static func isBilling(status: Int, code: String?, message: String) -> Bool {
         if status == 402 { return true }
         guard status == 403 else { return false }
         let text = ((code ?? "") + " " + message).lowercased()
-        return text.contains("spending limit") || text.contains("spendinglimit") || text.contains("spending-limit")
+        return code == "spend-cap" || text.contains("spendcapreached") || text.contains("spending limit")
     }
 
     /// Whether X refused a reply because the original author has not
-    /// mentioned or engaged the replying account (self-serve apps, 2026).
+    /// mentioned or engaged the replying account (self-serve apps since
+    /// February 2026, https://docs.x.com/x-api/posts/manage-tweets/integrate):
+    /// X's words since July 2026, and before.
     static func isReplyRestriction(_ message: String) -> Bool {
         let text = message.lowercased()
-        return text.contains("reply to this conversation is not allowed") || text.contains("mentioned or otherwise engaged")
+        return text.contains("you can only reply to or quote posts where you are mentioned")
+            || text.contains("reply to this conversation is not allowed")
     }
 
     /// A problem `type` after `/2/problems/` (the host differs between specs).

@@ -53,6 +53,8 @@ import TestSupport
         #expect(depleted?.kind == .billing && depleted?.code == "credits" && depleted?.message.contains("CreditsDepleted") == true)
         let limit = classified(403, #"{"title":"Forbidden","detail":"You have reached your spending limit.","type":"about:blank"}"#)
         #expect(limit?.kind == .billing)
+        let cap = classified(403, #"{"title":"SpendCapReached","detail":"Blocked until the next cycle.","type":"https://api.x.com/2/problems/spend-cap"}"#)
+        #expect(cap?.kind == .billing && cap?.code == "spend-cap")
         #expect(classified(403, #"{"title":"Forbidden","detail":"not allowed"}"#)?.kind == .permission)
     }
 
@@ -62,6 +64,14 @@ import TestSupport
         #expect(error?.kind == .permission && error?.message.contains("tw-auth pin --access write") == true)
         let other = classified(403, #"{"title":"Forbidden"}"#, headers: [("x-access-level", "read-write")])
         #expect(other?.message.contains("read-only") == false)
+    }
+
+    @Test func aReplyTheAuthorDidNotAllowIsExplained() {
+        for detail in ["You can only reply to or quote posts where you are mentioned or are the author.",
+                       "Reply to this conversation is not allowed because you have not been mentioned or otherwise engaged by the author of the post you are replying to."] {
+            let error = classified(403, #"{"title":"Authorization Error","status":403,"detail":"\#(detail)"}"#)
+            #expect(error?.kind == .permission && error?.message.contains("self-serve app may reply only") == true)
+        }
     }
 
     @Test func anOAuth1TokenNamesItsAccount() throws {
