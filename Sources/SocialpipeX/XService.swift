@@ -57,7 +57,8 @@ public final class XService: APIService {
         }
         if status == 403, Self.isReplyRestriction(message) {
             return .failure(RecordError(.permission, message + " (since 2026 a self-serve app may reply only where the post's author "
-                + "mentioned or engaged the replying account; an Enterprise app may reply anywhere)", status: status, code: code))
+                + "mentioned or engaged the replying account, and may not quote at all; an Enterprise app may do both)",
+                status: status, code: code))
         }
         let kind: RecordError.Kind
         switch (status, code) {
