@@ -153,7 +153,9 @@ final class FriendsJob: Job {
     /// The accounts the next page asks for.
     private var pageSize: Int { Int(min(Int64(lister.pageSize), remaining ?? Int64.max)) }
 
-    /// What each account of a page costs: less for the authenticated user's own list.
+    /// What each account of a page costs: less for the authenticated user's
+    /// own list. (X prices it so when that user also owns the app; for a
+    /// token of another account, a prices file gives owned_read its price.)
     private func accountPrice(_ authorizer: XAuthorizer) -> XPrices.Key {
         if case .me = selector { return .ownedRead }
         if let userID, userID == authorizer.userID { return .ownedRead }
