@@ -46,9 +46,12 @@ FB_READONLY_PAGE_TOKEN = "sandbox-fb-page-readonly-token"
 FB_BLOCKED_PAGE_TOKEN = "sandbox-fb-blocked-page-token"
 FB_EXPIRED_USER_TOKEN = "sandbox-fb-expired-user-token"
 FB_SECURE_PAGE_TOKEN = "sandbox-fb-secure-page-token"  # of the proof-requiring app
-FB_DATA_LAPSED_TOKEN = "sandbox-fb-data-lapsed-token"
+FB_DATA_LAPSED_TOKEN = "sandbox-fb-data-lapsed-token"  # valid; every permission reads expired
+FB_DATA_EXPIRED_TOKEN = "sandbox-fb-data-expired-token"  # data access lapsed: every call answers 190/493
+FB_DATA_EXPIRED_PAGE_TOKEN = "sandbox-fb-data-expired-page-token"  # the same for a Page token of FB_PAGE
 FB_TOKENS = (FB_USER_TOKEN, FB_USER2_TOKEN, FB_USER3_TOKEN, FB_PAGE_TOKEN, FB_READONLY_PAGE_TOKEN,
-             FB_BLOCKED_PAGE_TOKEN, FB_EXPIRED_USER_TOKEN, FB_SECURE_PAGE_TOKEN, FB_DATA_LAPSED_TOKEN)
+             FB_BLOCKED_PAGE_TOKEN, FB_EXPIRED_USER_TOKEN, FB_SECURE_PAGE_TOKEN, FB_DATA_LAPSED_TOKEN,
+             FB_DATA_EXPIRED_TOKEN, FB_DATA_EXPIRED_PAGE_TOKEN)
 FB_APP_SECRETS = (FB_APP_SECRET, FB_SECURE_APP_SECRET)  # FB_APP_TOKEN holds the first
 
 # Strings that must never appear in any output of any run (contract §4): the

@@ -61,7 +61,11 @@ SUBCODE_MESSAGES = {
          "confirmed user.",
     467: "Error validating access token: The session is invalid because the user logged out.",
     492: "Error validating access token: The session is invalid.",
+    # The sandbox's wording: Meta's public error table stops at 492 (README section 8).
+    493: "Error validating access token: The user's data access for this app has expired. The user must "
+         "log in to the app again.",
 }
+DATA_ACCESS_EXPIRED = 493
 
 PUBLISH_ACTIONS_MESSAGE = ("(#200) This endpoint is deprecated since the required permission "
                            "publish_actions is deprecated")
@@ -302,8 +306,20 @@ def token_record(world, value):
     return rec
 
 
+def token_state(world, rec, now):
+    """'ok', 'revoked', 'expired', or 'data_access_expired' for a token whose
+    data access has lapsed and that is refused for it (data_access_lapse
+    "refuse", README section 5)."""
+    state = world.token_state(rec["token"], rec.get("expires"), now)
+    if state == "ok" and rec.get("data_access_lapse") == "refuse" and data_access_lapsed(rec, now):
+        return "data_access_expired"
+    return state
+
+
 def token_error(world, rec, state, now):
-    """The 190 error for a revoked or expired token."""
+    """The 190 error for a revoked or expired token, or one whose data access expired."""
+    if state == "data_access_expired":
+        return GraphError(190, SUBCODE_MESSAGES[DATA_ACCESS_EXPIRED], DATA_ACCESS_EXPIRED)
     if state == "expired":
         expired_at = rec["expires"] if rec.get("expires") is not None and rec["expires"] <= now else now
         msg = SUBCODE_MESSAGES[463].format(expired=_fmt(expired_at), now=_fmt(now))
@@ -335,7 +351,7 @@ def authenticate(world, call, now, info):
     if rec.get("page_id"):
         auth["page_id"] = rec["page_id"]
     info["auth"] = auth
-    state = world.token_state(value, rec.get("expires"), now)
+    state = token_state(world, rec, now)
     try:
         if state != "ok":
             auth["outcome"] = state
@@ -899,7 +915,7 @@ def debug_token(world, call, rec, now):
             "data_access_expires_at": int(target["data_access_expires"]),
             "expires_at": int(expires) if expires is not None else 0, "is_valid": True,
             "issued_at": target["issued_at"]}
-    state = world.token_state(value, expires, now)
+    state = token_state(world, target, now)
     if state != "ok":
         err = token_error(world, target, state, now)
         data["is_valid"] = False
@@ -934,7 +950,7 @@ def oauth_access_token(world, call, now):
         rec = token_record(world, old)
         if rec is None or rec["app_id"] != app["id"] or rec["type"] != "USER":
             raise GraphError(190)
-        state = world.token_state(old, rec.get("expires"), now)
+        state = token_state(world, rec, now)
         if state != "ok":
             raise token_error(world, rec, state, now)
         value = new_graph_token()
