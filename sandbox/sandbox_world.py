@@ -249,6 +249,8 @@ DATA_ACCESS_DAYS = 90
 # What a Graph token answers once its data access has lapsed (README section 5):
 # it stays valid and the permissions read expired, or every call is refused (190/493).
 DATA_ACCESS_LAPSES = ("permissions", "refuse")
+# Seconds a long-lived Graph user token lasts: the exchange's and Login for Devices' expires_in.
+LONG_LIVED_SECONDS = 5183944
 
 
 def _data_access_expiry(tok, started, where):
@@ -567,7 +569,8 @@ class Config:
         self.fb_proof_max_age = float(fb.get("appsecret_time_window", 300))
         self.fb_device_interval = _count(fb, "device_interval", 5, "facebook")
         self.fb_device_expires_in = _count(fb, "device_expires_in", 420, "facebook", minimum=1)
-        self.fb_device_token_lifetime = _count(fb, "device_token_lifetime", 3600, "facebook", minimum=1)
+        self.fb_device_token_lifetime = _count(fb, "device_token_lifetime", LONG_LIVED_SECONDS, "facebook",
+                                               minimum=1)
 
     def lift_limits(self):
         """--no-rate-limits: every window and cap becomes 10**9 (headers stay)."""
