@@ -500,7 +500,9 @@ GRAPH_ERROR_KEY_ORDER = ERROR_KEY_ORDER + ["error_subcode", "type", "fbtrace_id"
 FB_SUBCODE_MEANINGS = {458: "the app is not installed or was removed",
                        459: "the user is checkpointed: log in on facebook.com",
                        460: "the password changed", 463: "the token has expired", 464: "the user is not confirmed",
-                       467: "the token is invalid: the user logged out", 492: "the session is invalid"}
+                       467: "the token is invalid: the user logged out", 492: "the session is invalid",
+                       493: "the app's access to the user's data expired after 90 days without use: "
+                            "log in again with fb-auth device"}
 ISO_UTC = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z")
 
 

@@ -45,7 +45,8 @@ import urllib.parse
 import pytest
 
 from toolenv import (FB_APP_ID as APP_ID, FB_APP_SECRET as APP_SECRET, FB_APP_TOKEN as APP_TOKEN,
-                     FB_DATA_LAPSED_TOKEN as LAPSED_TOKEN, FB_EXPIRED_USER_TOKEN as EXPIRED_USER_TOKEN,
+                     FB_DATA_LAPSED_TOKEN as LAPSED_TOKEN, FB_DATA_EXPIRED_TOKEN as DATA_EXPIRED_TOKEN,
+                     FB_EXPIRED_USER_TOKEN as EXPIRED_USER_TOKEN,
                      FB_SECURE_APP_SECRET as SECURE_APP_SECRET, FB_SECURE_PAGE_TOKEN as SECURE_PAGE_TOKEN,
                      FB_SUBCODE_MEANINGS as SUBCODE_MEANINGS, FB_USER1 as USER1, FB_USER2 as USER2,
                      FB_USER2_TOKEN as USER2_TOKEN, FB_USER3 as USER3, FB_USER3_TOKEN as USER3_TOKEN,
@@ -641,6 +642,22 @@ def test_lapsed_token_without_token_option_reads_expired(run, sb):
     r = run([], jl("pages_manage_posts"), token=LAPSED_TOKEN)
     assert r.returncode == 1, r
     check_result(r.envelopes[0], single("me", "pages_manage_posts", "expired"))
+
+
+@pytest.mark.parametrize("args", [[], ["--token"]])
+def test_token_refused_for_lapsed_data_access_is_auth_saying_to_log_in_again(run, sb, args):
+    """Contract §7: 190 with subcode 493, from /permissions or from debug_token, ends
+    every record `auth`, its message naming fb-auth device; one request shared."""
+    extra = with_app(DATA_EXPIRED_TOKEN) if args else {"token": DATA_EXPIRED_TOKEN}
+    r = run(args, jl("pages_manage_posts", {"permissions": ["email", "public_profile"]}), **extra)
+    assert r.returncode == 1, r
+    for e in r.envelopes:
+        err = check_graph_error(e, "auth", code="190", attempts=1)
+        assert err["error_subcode"] == 493, err
+        assert "The user's data access for this app has expired" in err["message"], err
+        assert err["message"].endswith("(subcode 493: %s)" % SUBCODE_MEANINGS[493]), err
+    assert r.stderr.endswith(b"fb-perm-check: 2 of 2 failed (auth 2)\n"), r.stderr
+    assert len(perm_requests(sb)) == 1
 
 
 def test_token_of_another_app_removed_names_only(run, sb):
