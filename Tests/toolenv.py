@@ -447,6 +447,29 @@ def assert_usage_error(r, tool):
     assert r.stderr.startswith(tool.encode() + b": "), r
 
 
+# Contract §7: options of the X tools that price a run; the Facebook tools have none.
+COST_OPTIONS = (["--cost"], ["--max-cost", "1"], ["--prices", "prices.json"], ["--plan", "enterprise"])
+
+
+def assert_no_cost_option(r, sb, tool, args):
+    """A cost option given to a tool that prices nothing: a usage error naming it, nothing sent."""
+    assert_usage_error(r, tool)
+    assert args[0].encode() in r.stderr, r.stderr
+    assert sb.log() == []
+
+
+def assert_no_cost_shown(run_with_env, tool, tmp_path):
+    """A run of one good and one failed record (`run_with_env(extra_env)`) carries no
+    `cost` member and no estimate on the summary line, and does not read a prices file
+    that would stop an X tool (exit 3)."""
+    bad = tmp_path / "prices.json"
+    bad.write_text("not json")
+    r = run_with_env({"SOCIALPIPE_PRICES": str(bad)})
+    assert r.returncode == 1 and len(r.envelopes) == 2, r
+    assert not any("cost" in json.dumps(e) for e in r.envelopes), r.envelopes
+    assert r.stderr.startswith(tool.encode() + b": 1 of 2 failed (") and b"cost" not in r.stderr, r.stderr
+
+
 def wait_until(condition, timeout, interval=0.02):
     """Polls condition() until it is true (True) or `timeout` seconds pass (False)."""
     deadline = time.monotonic() + timeout

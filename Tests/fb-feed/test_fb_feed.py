@@ -46,7 +46,8 @@ from toolenv import (FB_APP_SECRET as APP_SECRET, FB_BLOCKED_PAGE as BLOCKED_PAG
                      FB_PAGE as PAGE, FB_PAGE_TOKEN as PAGE_TOKEN, FB_READONLY_PAGE_TOKEN as READONLY_PAGE_TOKEN,
                      FB_SECURE_APP_SECRET as SECURE_APP_SECRET, FB_SECURE_PAGE_TOKEN as SECURE_PAGE_TOKEN,
                      FB_SUBCODE_MEANINGS as SUBCODE_MEANINGS, FB_USER_TOKEN as USER_TOKEN)
-from toolenv import (SANDBOX_SECRETS, Running, assert_fresh_accepted_proofs, assert_no_secrets,
+from toolenv import (COST_OPTIONS, SANDBOX_SECRETS, Running, assert_fresh_accepted_proofs, assert_no_cost_option,
+                     assert_no_cost_shown, assert_no_secrets,
                      assert_no_token_in_urls, assert_usage_error, batch_items, batch_requests, check_api_error_extras,
                      check_fault_row,
                      check_graph_error, check_throttled_without_waiting, closed_port, credentials_path, jl,
@@ -1130,6 +1131,16 @@ def test_usage_errors_exit_2_and_send_nothing(run, sb, args):
     r = run(args, jl("never read"))
     assert_usage_error(r, TOOL)
     assert sb.log() == []
+
+
+@pytest.mark.parametrize("args", COST_OPTIONS, ids=lambda a: a[0])
+def test_fb_feed_has_no_cost_options(run, sb, args):
+    """Contract §7: Graph requests have no price, so none of the X tools' cost options."""
+    assert_no_cost_option(run(args, jl("never read")), sb, TOOL, args)
+
+
+def test_a_run_shows_no_cost_and_reads_no_prices(run, tmp_path):
+    assert_no_cost_shown(lambda env: run([], jl("priced nowhere", "priced nowhere"), extra=env), TOOL, tmp_path)
 
 
 def test_usage_error_comes_before_the_missing_credentials(run, sb):

@@ -51,7 +51,8 @@ from toolenv import (FB_APP_ID as APP_ID, FB_APP_SECRET as APP_SECRET, FB_APP_TO
                      FB_SUBCODE_MEANINGS as SUBCODE_MEANINGS, FB_USER1 as USER1, FB_USER2 as USER2,
                      FB_USER2_TOKEN as USER2_TOKEN, FB_USER3 as USER3, FB_USER3_TOKEN as USER3_TOKEN,
                      FB_USER_TOKEN as USER_TOKEN, FB_PAGE_TOKEN as PAGE_TOKEN)
-from toolenv import (SANDBOX_SECRETS, Running, assert_fresh_accepted_proofs, assert_no_secrets,
+from toolenv import (COST_OPTIONS, SANDBOX_SECRETS, Running, assert_fresh_accepted_proofs, assert_no_cost_option,
+                     assert_no_cost_shown, assert_no_secrets,
                      assert_no_token_in_urls, assert_usage_error, batch_items, batch_requests, check_api_error_extras,
                      check_graph_error, check_throttled_without_waiting, credentials_path, iso_to_epoch, jl,
                      parse_envelope, peak_rss_while_answering, throttle_fault, wait_for_fault_hit, write_private)
@@ -934,6 +935,16 @@ def test_usage_errors_exit_2_and_send_nothing(run, sb, args):
     r = run(args, jl("email"))
     assert_usage_error(r, TOOL)
     assert sb.log() == []
+
+
+@pytest.mark.parametrize("args", COST_OPTIONS, ids=lambda a: a[0])
+def test_fb_perm_check_has_no_cost_options(run, sb, args):
+    """Contract §7: Graph requests have no price, so none of the X tools' cost options."""
+    assert_no_cost_option(run(args, jl("never read")), sb, TOOL, args)
+
+
+def test_a_run_shows_no_cost_and_reads_no_prices(run, tmp_path):
+    assert_no_cost_shown(lambda env: run([], jl("pages_manage_posts", {"permission": 5}), extra=env), TOOL, tmp_path)
 
 
 def test_usage_error_comes_before_the_missing_credentials(run, sb):
