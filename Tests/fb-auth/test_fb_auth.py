@@ -37,7 +37,8 @@ import time
 
 import pytest
 
-from toolenv import (FB_APP_ID as APP_ID, FB_APP_SECRET as APP_SECRET, FB_EXPIRED_USER_TOKEN as EXPIRED_USER_TOKEN,
+from toolenv import (FB_APP_ID as APP_ID, FB_APP_SECRET as APP_SECRET, FB_DATA_EXPIRED_TOKEN as DATA_EXPIRED_TOKEN,
+                     FB_EXPIRED_USER_TOKEN as EXPIRED_USER_TOKEN, FB_SUBCODE_MEANINGS as SUBCODE_MEANINGS,
                      FB_PAGE as PAGE, FB_PAGE_TOKEN as PAGE_TOKEN, FB_SECURE_APP_ID as SECURE_APP_ID,
                      FB_SECURE_PAGE_TOKEN as SECURE_PAGE_TOKEN, FB_USER1 as USER1, FB_USER2 as USER2,
                      FB_USER2_TOKEN as USER2_TOKEN, FB_USER_TOKEN as USER_TOKEN)
@@ -687,6 +688,17 @@ def test_status_of_a_revoked_token(fb_auth, sb, cred_file):
     assert run.returncode == 1
     [line] = run.lines()
     assert line["valid"] is False and "subcode 460" in line["problem"]
+
+
+def test_status_of_a_token_refused_for_lapsed_data_access(fb_auth, sb, cred_file):
+    """Contract §7: 190/493 says to log in again with fb-auth device."""
+    profile_file(cred_file, {"lapsed": {"access_token": DATA_EXPIRED_TOKEN, "token_type": "user", "app_id": APP_ID,
+                                        "app_secret": APP_SECRET}}, default="lapsed")
+    run = run_cmd(fb_auth, cred_file, "status")
+    assert run.returncode == 1
+    [line] = run.lines()
+    assert line["valid"] is False, line
+    assert line["problem"].endswith("(subcode 493: %s)" % SUBCODE_MEANINGS[493]), line
 
 
 def test_status_of_another_apps_token(fb_auth, sb, cred_file):
