@@ -46,9 +46,12 @@ FB_READONLY_PAGE_TOKEN = "sandbox-fb-page-readonly-token"
 FB_BLOCKED_PAGE_TOKEN = "sandbox-fb-blocked-page-token"
 FB_EXPIRED_USER_TOKEN = "sandbox-fb-expired-user-token"
 FB_SECURE_PAGE_TOKEN = "sandbox-fb-secure-page-token"  # of the proof-requiring app
-FB_DATA_LAPSED_TOKEN = "sandbox-fb-data-lapsed-token"
+FB_DATA_LAPSED_TOKEN = "sandbox-fb-data-lapsed-token"  # valid; every permission reads expired
+FB_DATA_EXPIRED_TOKEN = "sandbox-fb-data-expired-token"  # data access lapsed: every call answers 190/493
+FB_DATA_EXPIRED_PAGE_TOKEN = "sandbox-fb-data-expired-page-token"  # the same for a Page token of FB_PAGE
 FB_TOKENS = (FB_USER_TOKEN, FB_USER2_TOKEN, FB_USER3_TOKEN, FB_PAGE_TOKEN, FB_READONLY_PAGE_TOKEN,
-             FB_BLOCKED_PAGE_TOKEN, FB_EXPIRED_USER_TOKEN, FB_SECURE_PAGE_TOKEN, FB_DATA_LAPSED_TOKEN)
+             FB_BLOCKED_PAGE_TOKEN, FB_EXPIRED_USER_TOKEN, FB_SECURE_PAGE_TOKEN, FB_DATA_LAPSED_TOKEN,
+             FB_DATA_EXPIRED_TOKEN, FB_DATA_EXPIRED_PAGE_TOKEN)
 FB_APP_SECRETS = (FB_APP_SECRET, FB_SECURE_APP_SECRET)  # FB_APP_TOKEN holds the first
 
 # Strings that must never appear in any output of any run (contract §4): the
@@ -448,6 +451,29 @@ def assert_usage_error(r, tool):
     assert r.stderr.startswith(tool.encode() + b": "), r
 
 
+# Contract §7: options of the X tools that price a run; the Facebook tools have none.
+COST_OPTIONS = (["--cost"], ["--max-cost", "1"], ["--prices", "prices.json"], ["--plan", "enterprise"])
+
+
+def assert_no_cost_option(r, sb, tool, args):
+    """A cost option given to a tool that prices nothing: a usage error naming it, nothing sent."""
+    assert_usage_error(r, tool)
+    assert args[0].encode() in r.stderr, r.stderr
+    assert sb.log() == []
+
+
+def assert_no_cost_shown(run_with_env, tool, tmp_path):
+    """A run of one good and one failed record (`run_with_env(extra_env)`) carries no
+    `cost` member and no estimate on the summary line, and does not read a prices file
+    that would stop an X tool (exit 3)."""
+    bad = tmp_path / "prices.json"
+    bad.write_text("not json")
+    r = run_with_env({"SOCIALPIPE_PRICES": str(bad)})
+    assert r.returncode == 1 and len(r.envelopes) == 2, r
+    assert not any("cost" in json.dumps(e) for e in r.envelopes), r.envelopes
+    assert r.stderr.startswith(tool.encode() + b": 1 of 2 failed (") and b"cost" not in r.stderr, r.stderr
+
+
 def wait_until(condition, timeout, interval=0.02):
     """Polls condition() until it is true (True) or `timeout` seconds pass (False)."""
     deadline = time.monotonic() + timeout
@@ -501,7 +527,9 @@ GRAPH_ERROR_KEY_ORDER = ERROR_KEY_ORDER + ["error_subcode", "type", "fbtrace_id"
 FB_SUBCODE_MEANINGS = {458: "the app is not installed or was removed",
                        459: "the user is checkpointed: log in on facebook.com",
                        460: "the password changed", 463: "the token has expired", 464: "the user is not confirmed",
-                       467: "the token is invalid: the user logged out", 492: "the session is invalid"}
+                       467: "the token is invalid: the user logged out", 492: "the session is invalid",
+                       493: "the app's access to the user's data expired after 90 days without use: "
+                            "log in again with fb-auth device"}
 ISO_UTC = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z")
 
 

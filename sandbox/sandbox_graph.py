@@ -61,7 +61,11 @@ SUBCODE_MESSAGES = {
          "confirmed user.",
     467: "Error validating access token: The session is invalid because the user logged out.",
     492: "Error validating access token: The session is invalid.",
+    # The sandbox's wording: Meta's public error table stops at 492 (README section 8).
+    493: "Error validating access token: The user's data access for this app has expired. The user must "
+         "log in to the app again.",
 }
+DATA_ACCESS_EXPIRED = 493
 
 PUBLISH_ACTIONS_MESSAGE = ("(#200) This endpoint is deprecated since the required permission "
                            "publish_actions is deprecated")
@@ -121,9 +125,12 @@ def base_headers(version, trace):
 
 class Call:
     """A Graph request reduced to what the handlers need (a top-level request
-    or one item of a batch)."""
+    or one item of a batch). `token_place` says where the token travelled:
+    "body", "query" or "header" (an item's own body or relative_url, or its
+    batch's place when it inherits the batch's token)."""
 
-    def __init__(self, method, version, segments, params, token, scheme, host, batch_item=False):
+    def __init__(self, method, version, segments, params, token, scheme, host, batch_item=False,
+                 token_place=None):
         self.method = method
         self.version = version
         self.segments = segments
@@ -132,6 +139,7 @@ class Call:
         self.scheme = scheme
         self.host = host
         self.batch_item = batch_item
+        self.token_place = token_place
 
 
 # ---------------------------------------------------------------------------
@@ -179,10 +187,9 @@ def endpoint_for(method, path):
 # ---------------------------------------------------------------------------
 # Entry point for a top-level HTTP request
 
-def request_params(req):
+def body_params(req):
+    """The parameters of a form or JSON body."""
     params = {}
-    for k, v in req.query:
-        params[k] = v
     if req.content_type == "application/json" and req.body:
         try:
             body = json.loads(req.body.decode("utf-8"))
@@ -197,6 +204,13 @@ def request_params(req):
     return params
 
 
+def request_params(req):
+    """Query and body parameters; the body's win."""
+    params = dict(req.query)
+    params.update(body_params(req))
+    return params
+
+
 def header_token(req):
     header = req.header("authorization")
     if header:
@@ -204,6 +218,16 @@ def header_token(req):
         if scheme.lower() in ("oauth", "bearer") and rest.strip():
             return rest.strip()
     return None
+
+
+def request_token(req):
+    """(token, where it travelled): the body's, else the query's, else the
+    Authorization header's; (None, None) without one."""
+    for place, params in (("body", body_params(req)), ("query", dict(req.query))):
+        if params.get("access_token"):
+            return params["access_token"], place
+    header = header_token(req)
+    return (header, "header") if header else (None, None)
 
 
 def handle(world, req):
@@ -223,7 +247,7 @@ def handle(world, req):
         version, minor, segments = split
     meta["endpoint"] = endpoint_key(req.method, segments)
     params = request_params(req)
-    token = params.get("access_token") or header_token(req)
+    token, place = request_token(req)
     if version < cfg.fb_oldest:
         msg = ("(#2635) You are calling a deprecated version of the Graph API. Please update to the latest "
                "version: v%d.0." % cfg.fb_latest)
@@ -231,7 +255,7 @@ def handle(world, req):
     if minor != 0 or version > cfg.fb_latest:
         return error_response(GraphError(100, "Unknown path components: /v%d.%d" % (version, minor)),
                               cfg.fb_latest, trace, meta)
-    call = Call(req.method, version, segments, params, token, req.scheme, req.host)
+    call = Call(req.method, version, segments, params, token, req.scheme, req.host, token_place=place)
     status, body, headers, info = execute(world, call, time.time())
     info.pop("rec", None)
     meta.update(info)
@@ -302,8 +326,20 @@ def token_record(world, value):
     return rec
 
 
+def token_state(world, rec, now):
+    """'ok', 'revoked', 'expired', or 'data_access_expired' for a token whose
+    data access has lapsed and that is refused for it (data_access_lapse
+    "refuse", README section 5)."""
+    state = world.token_state(rec["token"], rec.get("expires"), now)
+    if state == "ok" and rec.get("data_access_lapse") == "refuse" and data_access_lapsed(rec, now):
+        return "data_access_expired"
+    return state
+
+
 def token_error(world, rec, state, now):
-    """The 190 error for a revoked or expired token."""
+    """The 190 error for a revoked or expired token, or one whose data access expired."""
+    if state == "data_access_expired":
+        return GraphError(190, SUBCODE_MESSAGES[DATA_ACCESS_EXPIRED], DATA_ACCESS_EXPIRED)
     if state == "expired":
         expired_at = rec["expires"] if rec.get("expires") is not None and rec["expires"] <= now else now
         msg = SUBCODE_MESSAGES[463].format(expired=_fmt(expired_at), now=_fmt(now))
@@ -335,7 +371,7 @@ def authenticate(world, call, now, info):
     if rec.get("page_id"):
         auth["page_id"] = rec["page_id"]
     info["auth"] = auth
-    state = world.token_state(value, rec.get("expires"), now)
+    state = token_state(world, rec, now)
     try:
         if state != "ok":
             auth["outcome"] = state
@@ -899,7 +935,7 @@ def debug_token(world, call, rec, now):
             "data_access_expires_at": int(target["data_access_expires"]),
             "expires_at": int(expires) if expires is not None else 0, "is_valid": True,
             "issued_at": target["issued_at"]}
-    state = world.token_state(value, expires, now)
+    state = token_state(world, target, now)
     if state != "ok":
         err = token_error(world, target, state, now)
         data["is_valid"] = False
@@ -934,11 +970,11 @@ def oauth_access_token(world, call, now):
         rec = token_record(world, old)
         if rec is None or rec["app_id"] != app["id"] or rec["type"] != "USER":
             raise GraphError(190)
-        state = world.token_state(old, rec.get("expires"), now)
+        state = token_state(world, rec, now)
         if state != "ok":
             raise token_error(world, rec, state, now)
         value = new_graph_token()
-        lifetime = 5183944
+        lifetime = W.LONG_LIVED_SECONDS
         new = dict(rec, token=value, label=rec["label"] + "-long-lived", expires=now + lifetime,
                    issued_at=int(now), long_lived=True)
         with world.lock:
@@ -980,10 +1016,15 @@ def device_expired():
 
 
 def device_app(world, call, info):
-    """The app whose client token (APP_ID|CLIENT_TOKEN) the call carries."""
-    value = call.token
+    """The app whose client token (APP_ID|CLIENT_TOKEN) the call carries as
+    access_token in its body, the one place Login for Devices documents: a
+    token in the query string or the Authorization header is not looked at
+    (README section 8)."""
+    value = call.token if call.token_place == "body" else None
     if not value:
         info["auth"] = {"scheme": "facebook", "outcome": "missing"}
+        if call.token:
+            info["auth"]["token_in"] = call.token_place
         raise GraphError(104)
     app_id, sep, client_token = value.partition("|")
     app = world.config.fb_apps.get(app_id) if sep else None
@@ -1048,7 +1089,7 @@ def device_login_status(world, call, app, now):
         world.fb_extra_tokens[value] = {
             "token": value, "type": "USER", "app_id": app["id"], "user_id": login["user_id"],
             "scopes": list(login["granted"]), "expires": now + lifetime, "issued_at": int(now),
-            "data_access_expires": int(now) + W.DATA_ACCESS_DAYS * 86400, "long_lived": False,
+            "data_access_expires": int(now) + W.DATA_ACCESS_DAYS * 86400, "long_lived": True,
             "label": W.token_label(value)}
     return {"access_token": value, "expires_in": lifetime}
 
@@ -1215,19 +1256,19 @@ def run_item(world, call, item, index, named, now, include_headers):
     else:
         version = call.version
         segments = [urllib.parse.unquote(s) for s in path.strip("/").split("/")] if path.strip("/") else []
-    params = {}
-    for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True):
-        params[k] = v
-    for k, v in urllib.parse.parse_qsl(body_text, keep_blank_values=True):
-        params[k] = v
+    query_params = dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
+    item_body = dict(urllib.parse.parse_qsl(body_text, keep_blank_values=True))
+    params = dict(query_params, **item_body)
     token = params.get("access_token")
+    place = "body" if "access_token" in item_body else "query"
     if token is None and call.token:
-        token = call.token
+        token, place = call.token, call.token_place
         # The top-level proof covers the top-level token only.
         for k in ("appsecret_proof", "appsecret_time"):
             if k in call.params and k not in params:
                 params[k] = call.params[k]
-    sub = Call(method, version, segments, params, token, call.scheme, call.host, batch_item=True)
+    sub = Call(method, version, segments, params, token, call.scheme, call.host, batch_item=True,
+               token_place=place)
     item_path = "/v%d.0/%s" % (version, "/".join(segments))
     entry.update(method=method, path=item_path, relative_url=W.mask_text(item["relative_url"]))
     fault_info = {"method": method, "path": item_path, "batch_item": True, "service": "facebook",

@@ -246,6 +246,11 @@ def _seconds(section, key, default, where):
 # Graph data access lasts about 90 days after the user last used the app
 # (graph-api.md sections 4 and 5.2), independently of the token's own expiry.
 DATA_ACCESS_DAYS = 90
+# What a Graph token answers once its data access has lapsed (README section 5):
+# it stays valid and the permissions read expired, or every call is refused (190/493).
+DATA_ACCESS_LAPSES = ("permissions", "refuse")
+# Seconds a long-lived Graph user token lasts: the exchange's and Login for Devices' expires_in.
+LONG_LIVED_SECONDS = 5183944
 
 
 def _data_access_expiry(tok, started, where):
@@ -521,6 +526,9 @@ class Config:
             t["long_lived"] = tok.get("long_lived", True)
             if not isinstance(t["long_lived"], bool):
                 raise ConfigError("%s: long_lived must be true or false" % where)
+            t["data_access_lapse"] = tok.get("data_access_lapse", "permissions")
+            if t["data_access_lapse"] not in DATA_ACCESS_LAPSES:
+                raise ConfigError("%s: data_access_lapse must be one of %s" % (where, ", ".join(DATA_ACCESS_LAPSES)))
             if "issued_at" in tok:
                 t["issued_at"] = int(tok["issued_at"])
             elif t["data_access_expires"] is not None and t["data_access_expires"] <= started:
@@ -561,7 +569,8 @@ class Config:
         self.fb_proof_max_age = float(fb.get("appsecret_time_window", 300))
         self.fb_device_interval = _count(fb, "device_interval", 5, "facebook")
         self.fb_device_expires_in = _count(fb, "device_expires_in", 420, "facebook", minimum=1)
-        self.fb_device_token_lifetime = _count(fb, "device_token_lifetime", 3600, "facebook", minimum=1)
+        self.fb_device_token_lifetime = _count(fb, "device_token_lifetime", LONG_LIVED_SECONDS, "facebook",
+                                               minimum=1)
 
     def lift_limits(self):
         """--no-rate-limits: every window and cap becomes 10**9 (headers stay)."""

@@ -5,7 +5,8 @@ import SocialpipeGraph
 /// `fb-auth device`: Facebook Login for Devices (graph-api.md §5.3). The
 /// person enters a code at facebook.com/device while the job polls at the
 /// interval Graph gives, each poll a request the engine sends after that
-/// wait; the user token it brings is exchanged for a long-lived one.
+/// wait. The user token it brings is long-lived already (contract §7): it is
+/// stored with the expiry it came with, once its account has answered.
 final class DeviceJob: ProfileJob<FacebookAuth>, Job {
     private var appID = ""
     private var clientToken = ""
@@ -16,9 +17,9 @@ final class DeviceJob: ProfileJob<FacebookAuth>, Job {
     private var interval = 5.0
     /// When the code expires (monotonic), from `expires_in`.
     private var deadline = 0.0
-    private var expiresAt: JSON?
 
-    private enum Phase { case login, polling, exchanging, account }
+    /// `account`: the token approved, waiting for `GET /me`.
+    private enum Phase { case login, polling, account(FacebookAuth.UserToken) }
 
     /// Polls are never closer than this, whatever the answer says.
     static let shortestInterval = 1.0
@@ -36,17 +37,23 @@ final class DeviceJob: ProfileJob<FacebookAuth>, Job {
                                          question: "Client token (App settings > Advanced > Security): ", secret: true)
             // Asked now, so that nothing waits on the terminal once the person has approved.
             appSecret = try auth.appSecret(of: profile)
-            return .send(auth.request("POST", "/device/login", form: [Parameter("scope", auth.scopes)],
-                                      authorizer: try auth.appToken(appID, clientToken)))
+            return .send(deviceRequest("login", [Parameter("scope", auth.scopes)]))
         } catch {
             return .fail(error)
         }
     }
 
-    private func poll() throws(RecordError) -> JobStep {
-        .sendAfter(auth.request("POST", "/device/login_status", form: [Parameter("code", code)],
-                                authorizer: try auth.appToken(appID, clientToken, carrying: [code])),
-                   seconds: interval)
+    /// `POST /device/ENDPOINT` with the client token `APP_ID|CLIENT_TOKEN` as
+    /// `access_token` in the form body, where Login for Devices takes it
+    /// (https://developers.facebook.com/docs/facebook-login/for-devices), never
+    /// in a header or the URL.
+    private func deviceRequest(_ endpoint: String, _ form: [Parameter], carrying carried: [String] = []) -> RequestSpec {
+        auth.request("POST", "/device/" + endpoint, form: [Parameter("access_token", appID + "|" + clientToken)] + form,
+                     authorizer: SecretsOf([clientToken] + carried))
+    }
+
+    private func poll() -> JobStep {
+        .sendAfter(deviceRequest("login_status", [Parameter("code", code)], carrying: [code]), seconds: interval)
     }
 
     private func next(after answer: Answer) -> JobStep {
@@ -66,21 +73,15 @@ final class DeviceJob: ProfileJob<FacebookAuth>, Job {
                 auth.show("Open \(page) and enter this code: \(userCode)\n"
                     + "Waiting for you to approve (the code expires in \(Int(lifetime / 60)) min; Ctrl-C gives up) ...")
                 phase = .polling
-                return try poll()
+                return poll()
             case .polling:
-                guard let token = answer.json?["access_token"]?.string, !token.isEmpty else {
-                    throw RecordError(.auth, "device/login_status answered without an access_token", status: answer.status)
-                }
-                phase = .exchanging
-                return .send(auth.exchangeRequest(appID: appID, appSecret: appSecret, token: token))
-            case .exchanging:
-                let stored = try auth.storeUserToken(answer, profile: profile, appID: appID, appSecret: appSecret,
-                                                     more: [("client_token", .string(clientToken))])
-                expiresAt = stored.expiresAt
-                phase = .account
-                return .send(stored.account)
-            case .account:
-                auth.reportUserToken(reply, profile: profile, method: "device", expiresAt: expiresAt ?? .null, me: answer)
+                let token = try auth.userToken(in: answer, from: "device/login_status")
+                phase = .account(token)
+                return .send(try auth.accountRequest(token, appSecret: appSecret, profile: profile))
+            case .account(let token):
+                try auth.store(token, profile: profile, appID: appID, appSecret: appSecret,
+                               more: [("client_token", .string(clientToken))])
+                auth.reportUserToken(reply, profile: profile, method: "device", expiresAt: token.expiresAt, me: answer)
                 return .done
             }
         } catch {
@@ -90,22 +91,18 @@ final class DeviceJob: ProfileJob<FacebookAuth>, Job {
 
     /// Pending and slow down are answers to wait on; expired ends the login.
     private func recovering(from error: RecordError) -> JobStep? {
-        guard phase == .polling, let subcode = GraphService.subcode(of: error) else { return nil }
-        do throws(RecordError) {
-            switch subcode {
-            case GraphService.devicePending:
-                if Clock.monotonic() + interval > deadline { return .fail(expired(error)) }
-                return try poll()
-            case GraphService.deviceSlowDown:
-                interval += Self.slowDownStep
-                return try poll()
-            case GraphService.deviceExpired:
-                return .fail(expired(error))
-            default:
-                return nil
-            }
-        } catch {
-            return .fail(error)
+        guard case .polling = phase, let subcode = GraphService.subcode(of: error) else { return nil }
+        switch subcode {
+        case GraphService.devicePending:
+            if Clock.monotonic() + interval > deadline { return .fail(expired(error)) }
+            return poll()
+        case GraphService.deviceSlowDown:
+            interval += Self.slowDownStep
+            return poll()
+        case GraphService.deviceExpired:
+            return .fail(expired(error))
+        default:
+            return nil
         }
     }
 
@@ -123,8 +120,8 @@ final class DeviceJob: ProfileJob<FacebookAuth>, Job {
             error.message += " (check the app id and the client token: App settings > Advanced > Security)"
         case .login where error.code == "3":
             error.message += " (switch on Login from Devices in the app's Facebook Login settings)"
-        case .exchanging where error.kind == .auth:
-            error.message += " (the app secret was refused: the user token could not be made long-lived)"
+        case .account where error.kind == .auth:
+            error.message += " (nothing was stored: check the app secret, FB_APP_SECRET or the profile's app_secret)"
         default:
             break
         }

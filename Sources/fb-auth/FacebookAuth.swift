@@ -60,9 +60,9 @@ final class FacebookAuth: InteractiveTool, RecordTool {
                             crypto: crypto)
     }
 
-    /// The app token `APP_ID|SECRET` (a client token or the app secret) in the
-    /// Authorization header; it never has a proof. `origin` says whose app
-    /// it is: requests of different origins never share a batch.
+    /// The app token `APP_ID|APP_SECRET` in the Authorization header; it
+    /// never has a proof. `origin` says whose app it is: requests of
+    /// different origins never share a batch.
     func appToken(_ appID: String, _ secret: String, carrying carried: [String] = [],
                   origin: String? = nil) throws(RecordError) -> GraphAuthorizer {
         let app = "the app \(appID)" + (origin.map { " of " + $0 } ?? "")
@@ -80,23 +80,37 @@ final class FacebookAuth: InteractiveTool, RecordTool {
                 authorizer: SecretsOf([appSecret, token]))
     }
 
-    /// Stores the long-lived user token of an exchange's answer with the
-    /// app's id and secret (and `more`), and returns the authorizer that
-    /// looks up its account.
-    func storeUserToken(_ answer: Answer, profile: String, appID: String, appSecret: String,
-                        more: [(String, JSON)] = []) throws(RecordError) -> (expiresAt: JSON, account: RequestSpec) {
+    /// A long-lived user token as an answer brought it (the exchange's, or
+    /// Login for Devices'), with when it expires: ISO 8601, or null when
+    /// the answer gave no usable `expires_in`.
+    struct UserToken {
+        let value: String
+        let expiresAt: JSON
+    }
+
+    /// The user token of `answer` (from `source`), expiring `expires_in` seconds from now.
+    func userToken(in answer: Answer, from source: String) throws(RecordError) -> UserToken {
         // Read in place: a number jansson cannot hold must not cost the token.
         guard let token = answer.body.string("access_token"), !token.isEmpty else {
-            throw RecordError(.auth, "the token exchange answered without an access_token", status: answer.status)
+            throw RecordError(.auth, "\(source) answered without an access_token", status: answer.status)
         }
         let expiry = Clock.expiry(afterSeconds: answer.body.number("expires_in"), now: Clock.wall()).flatMap(Clock.iso8601)
-        let expiresAt: JSON = expiry.map { .string($0) } ?? .null
-        var fields: [(String, JSON)] = [("access_token", .string(token)), ("token_type", .string("user")),
+        return UserToken(value: token, expiresAt: expiry.map { .string($0) } ?? .null)
+    }
+
+    /// Stores a user token in the profile with the app's id and secret (and `more`).
+    func store(_ token: UserToken, profile: String, appID: String, appSecret: String,
+               more: [(String, JSON)] = []) throws(RecordError) {
+        var fields: [(String, JSON)] = [("access_token", .string(token.value)), ("token_type", .string("user")),
                                         ("app_id", .string(appID)), ("app_secret", .string(appSecret))] + more
         var removing = ["user_access_token"]
-        if expiry != nil { fields.append(("expires_at", expiresAt)) } else { removing.append("expires_at") }
+        if token.expiresAt.isNull { removing.append("expires_at") } else { fields.append(("expires_at", token.expiresAt)) }
         try profiles.store(profile, fields, removing: removing)
-        return (expiresAt, request("GET", "/me?fields=id,name", authorizer: try bearer(token, appSecret: appSecret, profile: profile)))
+    }
+
+    /// `GET /me` with a user token: the account its line names.
+    func accountRequest(_ token: UserToken, appSecret: String, profile: String) throws(RecordError) -> RequestSpec {
+        request("GET", "/me?fields=id,name", authorizer: try bearer(token.value, appSecret: appSecret, profile: profile))
     }
 
     /// The line of a stored user token: whose it is and until when.
@@ -150,9 +164,10 @@ final class ExchangeJob: ProfileJob<FacebookAuth>, Job {
             return .done
         }
         do throws(RecordError) {
-            let stored = try auth.storeUserToken(answer, profile: profile, appID: appID, appSecret: appSecret)
-            expiresAt = stored.expiresAt
-            return .send(stored.account)
+            let token = try auth.userToken(in: answer, from: "the token exchange")
+            try auth.store(token, profile: profile, appID: appID, appSecret: appSecret)
+            expiresAt = token.expiresAt
+            return .send(try auth.accountRequest(token, appSecret: appSecret, profile: profile))
         } catch {
             return .fail(error)
         }

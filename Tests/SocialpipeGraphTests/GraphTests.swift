@@ -62,6 +62,18 @@ func kind(_ verdict: ResponseClass) -> String {
         #expect(error.extras.map(\.key) == ["error_subcode", "type", "fbtrace_id"])
     }
 
+    @Test func lapsedDataAccessIsAuthAndSaysToLogInAgain() {
+        // Contract §7: 190 with subcode 493, the user's data access expired after 90 days.
+        guard case .failure(let error) = graphError(190, subcode: 493, message: "Error validating access token") else {
+            Issue.record("expected a failure, not a retry")
+            return
+        }
+        #expect(error.kind == .auth && error.code == "190")
+        #expect(error.message.hasPrefix("Error validating access token (subcode 493: "))
+        #expect(error.message.hasSuffix("data expired after 90 days without use: log in again with fb-auth device)"))
+        #expect(GraphService.subcode(of: error) == 493)
+    }
+
     @Test func aUserTokenOnAPageSaysAPageTokenIsNeeded() {
         guard case .failure(let error) = graphError(200, message: "(#200) … publish_actions is deprecated", status: 403) else {
             Issue.record("expected a failure")

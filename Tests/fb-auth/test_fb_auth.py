@@ -12,9 +12,10 @@ stdout, stderr or the terminal, and the device flow checks the arguments of ever
 process while the tool waits.
 
 Sections:
-  1. device: questions on the terminal, pending polls at the interval, approval, the
-     exchange for a long-lived token, the file; slow down, expired, denied; wrong client
-     token, wrong app secret, Login from Devices off
+  1. device: questions on the terminal, the client token in the form body only, pending
+     polls at the interval, approval, the long-lived token stored with the expiry it came
+     with (no exchange), the file; slow down, expired, denied; wrong client token, wrong
+     app secret, Login from Devices off; -v
   2. exchange: a pasted short-lived token; wrong secret; expired token; no terminal
   3. pages: one line per Page without tokens; --store; fb-feed posts with what it stored
   4. status: valid, Page, expired, revoked, another app; --all; the environment; exit codes
@@ -36,7 +37,8 @@ import time
 
 import pytest
 
-from toolenv import (FB_APP_ID as APP_ID, FB_APP_SECRET as APP_SECRET, FB_EXPIRED_USER_TOKEN as EXPIRED_USER_TOKEN,
+from toolenv import (FB_APP_ID as APP_ID, FB_APP_SECRET as APP_SECRET, FB_DATA_EXPIRED_TOKEN as DATA_EXPIRED_TOKEN,
+                     FB_EXPIRED_USER_TOKEN as EXPIRED_USER_TOKEN, FB_SUBCODE_MEANINGS as SUBCODE_MEANINGS,
                      FB_PAGE as PAGE, FB_PAGE_TOKEN as PAGE_TOKEN, FB_SECURE_APP_ID as SECURE_APP_ID,
                      FB_SECURE_PAGE_TOKEN as SECURE_PAGE_TOKEN, FB_USER1 as USER1, FB_USER2 as USER2,
                      FB_USER2_TOKEN as USER2_TOKEN, FB_USER_TOKEN as USER_TOKEN)
@@ -278,6 +280,14 @@ def approve(sb, code, user=USER1, **more):
     return sb.control(approve_device=dict({"user_code": code, "user": user}, **more))
 
 
+def approve_with_lifetime(sb, code, lifetime):
+    """Approves, and has the poll that brings the token answer `expires_in` as the raw
+    JSON text `lifetime`: one control call, so no pending poll can take the fault."""
+    patch = {"kind": "patch", "match": {"method": "POST", "endpoint": "POST /device/login_status"},
+             "members": {"expires_in": lifetime}}
+    sb.control(fault=patch, approve_device={"user_code": code, "user": USER1})
+
+
 def polls(sb):
     return graph_log(sb, "POST /device/login_status")
 
@@ -289,8 +299,9 @@ def polls(sb):
 def test_device_login_from_questions_to_a_long_lived_token(fb_auth, sb, cred_file, home):
     """The app id, client token and app secret asked on the terminal (the two secrets
     without echo); the code shown on stderr; polls at the interval while the person has
-    not approved; the token exchanged in a POST; one line on stdout; the file 0600 in a
-    0700 directory; no secret in any process's arguments while the tool waits."""
+    not approved; the long-lived token the login ends with stored as it came; one line
+    on stdout; the file 0600 in a 0700 directory; no secret in any process's arguments
+    while the tool waits."""
     sb.control(device_interval=1)
     run = fb_auth("device")
     run.answer(r"App ID: ", APP_ID)
@@ -328,18 +339,19 @@ def test_device_login_from_questions_to_a_long_lived_token(fb_auth, sb, cred_fil
     assert stat.S_IMODE(os.stat(cred_file).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(cred_file.parent).st_mode) == 0o700
 
-    # What went over the wire: the client token in the header, scopes comma-separated,
-    # polls spaced by the interval, the exchange a POST form, nothing secret in a URL.
+    # What went over the wire: the client token as access_token in the form body of
+    # every device call (never a header, never the URL), scopes comma-separated, polls
+    # spaced by the interval, no exchange, nothing secret in a URL.
     [login] = graph_log(sb, "POST /device/login")
-    assert login["headers"]["authorization"].lower().startswith("bearer ")
     assert login["body"]["scope"] == [DEFAULT_SCOPES]
+    for e in graph_log(sb, "POST /device/login") + polls(sb):
+        assert e["body"]["access_token"] == ["[masked]"] and e["query"] == {}, e
+        assert "authorization" not in e["headers"], e["headers"]
+        assert e["auth"]["credential"] == "client:" + APP_ID, e["auth"]
     times = [e["time"] for e in polls(sb)]
     assert len(times) >= 3
     assert all(b - a >= 0.9 for a, b in zip(times, times[1:])), times
-    assert all(e["auth"]["credential"] == "client:" + APP_ID for e in polls(sb))
-    [exchange] = graph_log(sb, "POST /oauth/access_token")
-    assert exchange["query"] == {} and exchange["body"]["grant_type"] == ["fb_exchange_token"]
-    assert exchange["body"]["client_id"] == [APP_ID]
+    assert graph_log(sb, "POST /oauth/access_token") == []
     check_no_secret_in_urls(sb)
 
     # The token stored works.
@@ -428,18 +440,63 @@ def test_device_login_switched_off_for_the_app(fb_auth, sb, cred_file):
     assert not cred_file.exists()
 
 
-def test_device_wrong_app_secret_fails_the_exchange_once(fb_auth, sb, cred_file):
-    """The approval comes, the exchange is refused (code 1 "Error validating client
-    secret."): an auth error at once, not a server failure retried; nothing stored."""
+def test_device_stores_the_token_with_the_expiry_it_came_with(fb_auth, sb, cred_file):
+    """Login for Devices ends with a long-lived token (contract §7): it is stored as it
+    came, its expires_at counted from the expires_in of device/login_status, not
+    exchanged again."""
+    sb.control(device_interval=1)
+    run = fb_auth("device", FB_APP_ID=APP_ID, FB_CLIENT_TOKEN=CLIENT_TOKEN, FB_APP_SECRET=APP_SECRET)
+    code = user_code(run)
+    t_approved = time.time()
+    approve_with_lifetime(sb, code, "4000000")
+    run.finish(secrets=SECRETS + stored_secrets(cred_file))
+    assert run.returncode == 0, run.stderr
+    [line] = run.lines()
+    assert abs(iso_to_epoch(line["expires_at"]) - (t_approved + 4000000)) < 30, line
+    fb = facebook(cred_file)
+    assert fb["expires_at"] == line["expires_at"], fb
+    assert graph_log(sb, "POST /oauth/access_token") == []
+    [me] = graph_log(sb, "GET /{id}")
+    assert me["auth"]["token_type"] == "USER" and me["auth"]["outcome"] == "ok", me["auth"]
+
+
+def test_device_token_without_a_lifetime_is_stored_without_expiry(fb_auth, sb, cred_file):
+    """No expires_in: the token is stored without an expiry, and an old one is removed."""
+    sb.control(device_interval=1)
+    profile_file(cred_file, {"default": {"expires_at": "2020-01-01T00:00:00Z"}})
+    run = fb_auth("device", FB_APP_ID=APP_ID, FB_CLIENT_TOKEN=CLIENT_TOKEN, FB_APP_SECRET=APP_SECRET)
+    approve_with_lifetime(sb, user_code(run), "null")
+    run.finish(secrets=SECRETS + stored_secrets(cred_file))
+    assert run.returncode == 0, run.stderr
+    assert run.lines()[0]["expires_at"] is None
+    assert "expires_at" not in facebook(cred_file), facebook(cred_file)
+
+
+def test_device_wrong_app_secret_stores_nothing(fb_auth, sb, cred_file):
+    """The approval comes, the account lookup's appsecret_proof is refused: an auth
+    error at once, not retried, saying nothing was stored; no file."""
     sb.control(device_interval=1)
     run = fb_auth("device", FB_APP_ID=APP_ID, FB_CLIENT_TOKEN=CLIENT_TOKEN, FB_APP_SECRET=WRONG_SECRET)
     approve(sb, user_code(run))
     run.finish()
     assert run.returncode == 1 and run.stdout == b""
-    assert b"auth: Error validating client secret." in run.stderr, run.stderr
-    assert b"app secret was refused" in run.stderr
-    assert len(graph_log(sb, "POST /oauth/access_token")) == 1
+    assert b"auth: Invalid appsecret_proof provided in the API argument" in run.stderr, run.stderr
+    assert b"nothing was stored: check the app secret" in run.stderr, run.stderr
+    assert len(graph_log(sb, "GET /{id}")) == 1
+    assert graph_log(sb, "POST /oauth/access_token") == []
     assert not cred_file.exists()
+
+
+def test_device_verbose_shows_no_client_token(fb_auth, sb, cred_file):
+    """-v lists the device calls without the client token, which is in none of their URLs."""
+    sb.control(device_interval=1)
+    run = fb_auth("device", "-v", FB_APP_ID=APP_ID, FB_CLIENT_TOKEN=CLIENT_TOKEN, FB_APP_SECRET=APP_SECRET)
+    approve(sb, user_code(run))
+    run.finish(secrets=SECRETS + stored_secrets(cred_file))
+    assert run.returncode == 0, run.stderr
+    urls = re.findall(r" (\S+/device/\S*)", run.stderr.decode())
+    assert len(urls) >= 4, run.stderr               # each call, and its answer
+    assert {url.rsplit("/", 1)[1] for url in urls} == {"login", "login_status"}, urls
 
 
 # --------------------------------------------------------------------------------------
@@ -631,6 +688,17 @@ def test_status_of_a_revoked_token(fb_auth, sb, cred_file):
     assert run.returncode == 1
     [line] = run.lines()
     assert line["valid"] is False and "subcode 460" in line["problem"]
+
+
+def test_status_of_a_token_refused_for_lapsed_data_access(fb_auth, sb, cred_file):
+    """Contract §7: 190/493 says to log in again with fb-auth device."""
+    profile_file(cred_file, {"lapsed": {"access_token": DATA_EXPIRED_TOKEN, "token_type": "user", "app_id": APP_ID,
+                                        "app_secret": APP_SECRET}}, default="lapsed")
+    run = run_cmd(fb_auth, cred_file, "status")
+    assert run.returncode == 1
+    [line] = run.lines()
+    assert line["valid"] is False, line
+    assert line["problem"].endswith("(subcode 493: %s)" % SUBCODE_MEANINGS[493]), line
 
 
 def test_status_of_another_apps_token(fb_auth, sb, cred_file):

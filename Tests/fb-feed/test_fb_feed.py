@@ -42,10 +42,12 @@ import pytest
 
 from toolenv import (FB_APP_SECRET as APP_SECRET, FB_BLOCKED_PAGE as BLOCKED_PAGE,
                      FB_BLOCKED_PAGE_TOKEN as BLOCKED_PAGE_TOKEN, FB_EXPIRED_USER_TOKEN as EXPIRED_USER_TOKEN,
+                     FB_DATA_EXPIRED_PAGE_TOKEN as DATA_EXPIRED_PAGE_TOKEN,
                      FB_PAGE as PAGE, FB_PAGE_TOKEN as PAGE_TOKEN, FB_READONLY_PAGE_TOKEN as READONLY_PAGE_TOKEN,
                      FB_SECURE_APP_SECRET as SECURE_APP_SECRET, FB_SECURE_PAGE_TOKEN as SECURE_PAGE_TOKEN,
                      FB_SUBCODE_MEANINGS as SUBCODE_MEANINGS, FB_USER_TOKEN as USER_TOKEN)
-from toolenv import (SANDBOX_SECRETS, Running, assert_fresh_accepted_proofs, assert_no_secrets,
+from toolenv import (COST_OPTIONS, SANDBOX_SECRETS, Running, assert_fresh_accepted_proofs, assert_no_cost_option,
+                     assert_no_cost_shown, assert_no_secrets,
                      assert_no_token_in_urls, assert_usage_error, batch_items, batch_requests, check_api_error_extras,
                      check_fault_row,
                      check_graph_error, check_throttled_without_waiting, closed_port, credentials_path, jl,
@@ -506,7 +508,23 @@ def test_expired_token_is_auth_with_subcode_463(run, sb):
     assert posts_of(sb)["total"] == 0
 
 
-@pytest.mark.parametrize("subcode", [458, 459, 460, 464, 467, 492])
+@pytest.mark.parametrize("args", [[], ["--batch", "10"]])
+def test_lapsed_data_access_is_auth_saying_to_log_in_again(run, sb, args):
+    """Contract §7: 190 with subcode 493 (data access expired after 90 days without use)
+    ends the record `auth`, not retried, its message naming fb-auth device."""
+    r = run(args, jl("after 90 days", "and again"), token=DATA_EXPIRED_PAGE_TOKEN)
+    assert r.returncode == 1, r
+    for e in r.envelopes:
+        err = check_graph_error(e, "auth", code="190", status=400, attempts=1)
+        check_api_error_extras(err)
+        assert err["error_subcode"] == 493, err
+        assert err["message"].startswith("Error validating access token: The user's data access"), err
+        assert err["message"].endswith("(subcode 493: %s)" % SUBCODE_MEANINGS[493]), err
+    assert r.stderr.endswith(b"fb-feed: 2 of 2 failed (auth 2)\n"), r.stderr
+    assert posts_of(sb)["total"] == 0
+
+
+@pytest.mark.parametrize("subcode", [458, 459, 460, 464, 467, 492, 493])
 def test_revoked_token_subcode_meanings(run, sb, subcode):
     sb.control(revoke_token={"token": PAGE_TOKEN, "subcode": subcode})
     r = run([], jl("revoked %d" % subcode))
@@ -1113,6 +1131,16 @@ def test_usage_errors_exit_2_and_send_nothing(run, sb, args):
     r = run(args, jl("never read"))
     assert_usage_error(r, TOOL)
     assert sb.log() == []
+
+
+@pytest.mark.parametrize("args", COST_OPTIONS, ids=lambda a: a[0])
+def test_fb_feed_has_no_cost_options(run, sb, args):
+    """Contract §7: Graph requests have no price, so none of the X tools' cost options."""
+    assert_no_cost_option(run(args, jl("never read")), sb, TOOL, args)
+
+
+def test_a_run_shows_no_cost_and_reads_no_prices(run, tmp_path):
+    assert_no_cost_shown(lambda env: run([], jl("priced nowhere", "priced nowhere"), extra=env), TOOL, tmp_path)
 
 
 def test_usage_error_comes_before_the_missing_credentials(run, sb):

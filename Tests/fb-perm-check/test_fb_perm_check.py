@@ -45,12 +45,14 @@ import urllib.parse
 import pytest
 
 from toolenv import (FB_APP_ID as APP_ID, FB_APP_SECRET as APP_SECRET, FB_APP_TOKEN as APP_TOKEN,
-                     FB_DATA_LAPSED_TOKEN as LAPSED_TOKEN, FB_EXPIRED_USER_TOKEN as EXPIRED_USER_TOKEN,
+                     FB_DATA_LAPSED_TOKEN as LAPSED_TOKEN, FB_DATA_EXPIRED_TOKEN as DATA_EXPIRED_TOKEN,
+                     FB_EXPIRED_USER_TOKEN as EXPIRED_USER_TOKEN,
                      FB_SECURE_APP_SECRET as SECURE_APP_SECRET, FB_SECURE_PAGE_TOKEN as SECURE_PAGE_TOKEN,
                      FB_SUBCODE_MEANINGS as SUBCODE_MEANINGS, FB_USER1 as USER1, FB_USER2 as USER2,
                      FB_USER2_TOKEN as USER2_TOKEN, FB_USER3 as USER3, FB_USER3_TOKEN as USER3_TOKEN,
                      FB_USER_TOKEN as USER_TOKEN, FB_PAGE_TOKEN as PAGE_TOKEN)
-from toolenv import (SANDBOX_SECRETS, Running, assert_fresh_accepted_proofs, assert_no_secrets,
+from toolenv import (COST_OPTIONS, SANDBOX_SECRETS, Running, assert_fresh_accepted_proofs, assert_no_cost_option,
+                     assert_no_cost_shown, assert_no_secrets,
                      assert_no_token_in_urls, assert_usage_error, batch_items, batch_requests, check_api_error_extras,
                      check_graph_error, check_throttled_without_waiting, credentials_path, iso_to_epoch, jl,
                      parse_envelope, peak_rss_while_answering, throttle_fault, wait_for_fault_hit, write_private)
@@ -643,6 +645,22 @@ def test_lapsed_token_without_token_option_reads_expired(run, sb):
     check_result(r.envelopes[0], single("me", "pages_manage_posts", "expired"))
 
 
+@pytest.mark.parametrize("args", [[], ["--token"]])
+def test_token_refused_for_lapsed_data_access_is_auth_saying_to_log_in_again(run, sb, args):
+    """Contract §7: 190 with subcode 493, from /permissions or from debug_token, ends
+    every record `auth`, its message naming fb-auth device; one request shared."""
+    extra = with_app(DATA_EXPIRED_TOKEN) if args else {"token": DATA_EXPIRED_TOKEN}
+    r = run(args, jl("pages_manage_posts", {"permissions": ["email", "public_profile"]}), **extra)
+    assert r.returncode == 1, r
+    for e in r.envelopes:
+        err = check_graph_error(e, "auth", code="190", attempts=1)
+        assert err["error_subcode"] == 493, err
+        assert "The user's data access for this app has expired" in err["message"], err
+        assert err["message"].endswith("(subcode 493: %s)" % SUBCODE_MEANINGS[493]), err
+    assert r.stderr.endswith(b"fb-perm-check: 2 of 2 failed (auth 2)\n"), r.stderr
+    assert len(perm_requests(sb)) == 1
+
+
 def test_token_of_another_app_removed_names_only(run, sb):
     """Only debug_token is asked (publish_actions needs no /permissions): the proof-requiring
     app's token inspected with app 100000000000001's id and secret is `auth`, saying so."""
@@ -917,6 +935,16 @@ def test_usage_errors_exit_2_and_send_nothing(run, sb, args):
     r = run(args, jl("email"))
     assert_usage_error(r, TOOL)
     assert sb.log() == []
+
+
+@pytest.mark.parametrize("args", COST_OPTIONS, ids=lambda a: a[0])
+def test_fb_perm_check_has_no_cost_options(run, sb, args):
+    """Contract §7: Graph requests have no price, so none of the X tools' cost options."""
+    assert_no_cost_option(run(args, jl("never read")), sb, TOOL, args)
+
+
+def test_a_run_shows_no_cost_and_reads_no_prices(run, tmp_path):
+    assert_no_cost_shown(lambda env: run([], jl("pages_manage_posts", {"permission": 5}), extra=env), TOOL, tmp_path)
 
 
 def test_usage_error_comes_before_the_missing_credentials(run, sb):

@@ -1,6 +1,7 @@
 """Users and tokens for permission checks: /me without a token (2500), three
 users with their own permission sets and tokens, the app token reading each
-user's permissions, and a token whose data access has lapsed."""
+user's permissions, and tokens whose data access has lapsed: one that stays
+valid with its permissions expired, and ones refused with 190/493."""
 import json
 import time
 
@@ -12,6 +13,10 @@ import harness
 APP_TOKEN = "100000000000001|sandbox-app-secret"
 LAPSED = "sandbox-fb-data-lapsed-token"
 LAPSED_AT = 1751328000
+REFUSED = "sandbox-fb-data-expired-token"            # data_access_lapse "refuse"
+REFUSED_PAGE = "sandbox-fb-data-expired-page-token"
+DATA_ACCESS_MESSAGE = ("Error validating access token: The user's data access for this app has expired. "
+                       "The user must log in to the app again.")
 USERS = {
     "300000000000001": ("sandbox-fb-user-token", {
         "public_profile": "granted", "email": "declined", "pages_show_list": "granted",
@@ -126,6 +131,69 @@ def test_a_token_whose_data_access_lapsed_is_valid_but_holds_nothing(sb):
     assert "data_access" not in sb.log()[-1]["auth"]
 
 
+def data_access_error(r):
+    """The 190/493 answer, checked whole; its error object."""
+    assert r.status_code == 400, r.text
+    err = r.json()["error"]
+    assert (err["code"], err["error_subcode"], err["type"], err["message"]) == (
+        190, 493, "OAuthException", DATA_ACCESS_MESSAGE), err
+    assert r.headers["WWW-Authenticate"].startswith('OAuth "Facebook Platform" "invalid_token"')
+    return err
+
+
+@pytest.mark.parametrize("method,path,token,form", [
+    ("GET", "/me", REFUSED, None), ("GET", "/me/permissions", REFUSED, None),
+    ("GET", "/me/accounts", REFUSED, None),
+    ("POST", "/200000000000001/feed", REFUSED_PAGE, {"message": "after the lapse"}),
+    ("GET", "/200000000000001/feed", REFUSED_PAGE, None)])
+def test_a_token_refused_for_lapsed_data_access_answers_190_493_on_every_call(sb, method, path, token, form):
+    r = requests.request(method, sb.url + "/v27.0" + path, headers={"Authorization": "Bearer " + token}, data=form)
+    data_access_error(r)
+    entry = sb.log()[-1]
+    assert entry["auth"]["outcome"] == "data_access_expired", entry["auth"]
+    assert sb.posts()["counts"] == {}
+
+
+def test_a_refused_token_in_a_batch_and_under_debug_token(sb):
+    """The batch's own token refused fails the batch; an item carrying it fails alone;
+    debug_token calls it invalid with the same error; it cannot be exchanged."""
+    items = [{"method": "GET", "relative_url": "me"}]
+    r = requests.post(sb.url + "/v27.0/", data={"batch": json.dumps(items), "access_token": REFUSED})
+    data_access_error(r)
+    items = [{"method": "GET", "relative_url": "me?access_token=" + REFUSED},
+             {"method": "GET", "relative_url": "me"}]
+    slots = requests.post(sb.url + "/v27.0/", data={"batch": json.dumps(items), "include_headers": "false",
+                                                    "access_token": "sandbox-fb-user-token"}).json()
+    assert json.loads(slots[0]["body"])["error"]["error_subcode"] == 493 and slots[0]["code"] == 400
+    assert json.loads(slots[1]["body"])["id"] == "300000000000001"
+    for token in (REFUSED, REFUSED_PAGE):
+        data = debug(sb, token)
+        assert data["is_valid"] is False and data["data_access_expires_at"] == LAPSED_AT, data
+        assert data["error"] == {"code": 190, "message": DATA_ACCESS_MESSAGE, "subcode": 493}
+    r = get(sb, "/oauth/access_token", grant_type="fb_exchange_token", client_id="100000000000001",
+            client_secret="sandbox-app-secret", fb_exchange_token=REFUSED)
+    data_access_error(r)
+
+
+def test_the_user_of_a_refused_token_keeps_what_they_granted_for_other_tokens(sb):
+    """The lapse is the token's: the user's other tokens and the app token read the
+    permissions as configured, and the token that stays valid still reads them expired."""
+    assert statuses(get(sb, "/300000000000001/permissions", APP_TOKEN)) == USERS["300000000000001"][1]
+    assert statuses(get(sb, "/me/permissions", "sandbox-fb-user-token")) == USERS["300000000000001"][1]
+    assert statuses(get(sb, "/me/permissions", LAPSED))["pages_manage_posts"] == "expired"
+
+
+def test_a_token_refused_once_its_data_access_lapses_during_the_run(fb):
+    tokens = harness.default_config()["facebook"]["tokens"] + [
+        {"name": "soon", "token": "soon-refused-token", "type": "USER", "app_id": fb["app_id"],
+         "user_id": fb["user_id"], "data_access_expires_in": 1.5, "data_access_lapse": "refuse"}]
+    with harness.Sandbox.start(config=harness.merged_config(facebook={"tokens": tokens})) as sb:
+        started = sb.state()["started"]
+        assert get(sb, "/me", "soon-refused-token").json() == {"id": fb["user_id"], "name": "Sandbox Demo"}
+        time.sleep(max(0.0, started + 1.6 - time.time()))
+        data_access_error(get(sb, "/me", "soon-refused-token"))
+
+
 def test_an_ordinary_token_has_ninety_days_of_data_access(sb):
     data = debug(sb, "sandbox-fb-user-token")
     assert data["data_access_expires_at"] == data["issued_at"] + 90 * 86400 > time.time()
@@ -152,7 +220,8 @@ def test_data_access_can_be_configured_to_lapse_before_or_during_the_run(fb):
 
 @pytest.mark.parametrize("bad", [{"data_access_expired": True, "data_access_expires_at": 1751328000},
                                  {"data_access_expired": "yes"}, {"data_access_expires_at": "2025-07-01"},
-                                 {"data_access_expires_in": "soon"}])
+                                 {"data_access_expires_in": "soon"}, {"data_access_lapse": "error"},
+                                 {"data_access_lapse": True}])
 def test_bad_data_access_settings_are_configuration_errors(fb, bad):
     token = dict({"token": "bad-token", "type": "USER", "app_id": fb["app_id"], "user_id": fb["user_id"]}, **bad)
     cfg = harness.merged_config(facebook={"tokens": [token]})
