@@ -47,7 +47,7 @@ CONTROL_KEYS = ("reset", "clear_faults", "clear_log", "clear_posts", "reset_rate
                 "restore_token", "restore_tokens", "rate_limits", "post_caps", "facebook_limits", "usage_cap",
                 "permission", "permissions", "x_page_shape", "oauth2_token_lifetime", "oauth2_code_lifetime",
                 "device_interval", "device_expires_in", "authorize_request_token", "authorize_oauth2",
-                "approve_device", "media_processing", "media_expires_after_secs")
+                "approve_device", "media_processing", "media_expires_after_secs", "self_serve")
 
 
 def control_error(message):
@@ -170,6 +170,10 @@ def apply_control(world, body):
             world.media_processing = M.processing_setting(body["media_processing"])
         if "media_expires_after_secs" in body:
             world.media_expires_after_secs = M.expires_setting(body["media_expires_after_secs"])
+        if "self_serve" in body:
+            if not isinstance(body["self_serve"], bool):
+                raise ValueError("self_serve must be true or false")
+            world.x_self_serve = body["self_serve"]
         # Consent, which a person gives in a browser (README section 6).
         now = time.time()
         extra = {}
@@ -570,7 +574,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             meta = resp.meta
             entry["auth"] = meta.get("auth")
             entry["post_ids"] = meta.get("post_ids", [])
-            for key in ("duplicate", "rate_limited", "batch", "token_reuse"):
+            for key in ("duplicate", "rate_limited", "batch", "token_reuse", "plan"):
                 if key in meta:
                     entry[key] = meta[key]
         entry["duration_ms"] = round((time.time() - started) * 1000, 3)

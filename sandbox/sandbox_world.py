@@ -405,6 +405,10 @@ class Config:
         if not isinstance(reuse, bool):
             raise ConfigError("x.oauth2_reuse_revokes_family must be true or false")
         self.x_oauth2_reuse_revokes_family = reuse
+        self_serve = x.get("self_serve", True)
+        if not isinstance(self_serve, bool):
+            raise ConfigError("x.self_serve must be true or false")
+        self.x_self_serve = self_serve
 
     def _load_x_oauth2_clients(self, x):
         """x.oauth2_clients: the OAuth 2.0 clients of the apps (x-api.md section 10).
@@ -795,6 +799,7 @@ class World:
         self.media_swept = 0.0
         self.media_processing = dict(MEDIA_PROCESSING_DEFAULTS)
         self.media_expires_after_secs = MEDIA_EXPIRES_AFTER_DEFAULT
+        self.x_self_serve = cfg.x_self_serve
         for refresh, access in cfg.x_refresh_tokens.items():
             rec = cfg.x_bearers[access]
             family = "config:" + rec["label"]
@@ -903,6 +908,7 @@ class World:
             "media_processing": self.media_processing,
             "media_expires_after_secs": self.media_expires_after_secs,
             "media": len(self.media),
+            "self_serve": self.x_self_serve,
             "pending": self.pending_view(time.time()),
         }
 

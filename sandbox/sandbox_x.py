@@ -19,6 +19,7 @@ from twitter_text import parse_tweet
 
 import sandbox_media as M
 import sandbox_world as W
+import sandbox_x_plan as P
 from sandbox_http import Response, dumps, json_response
 from sandbox_x_errors import (NUMERIC_ID, PROBLEM_JSON, check_params, invalid_request, param_error, problem,
                               problem_type, type_name)
@@ -1060,7 +1061,8 @@ def post_tweet(world, req, auth, arg, now, meta):
                                                    "media is attached.")], meta=meta)
     if media_ids:
         with world.lock:
-            refused = not all(M.usable_in_post(world, m, auth.user["id"], now) for m in media_ids)
+            refused = not all(M.usable_in_post(world, m, auth.user["id"], now) for m in media_ids) \
+                or not P.media_mix_ok(world, media_ids)
         if refused:
             return invalid_request(world, [param_error("media.media_ids", media_ids,
                                                        "Your media IDs are invalid.")], meta=meta)
@@ -1076,6 +1078,10 @@ def post_tweet(world, req, auth, arg, now, meta):
         if quote is not None and quote not in world.x_tweets:
             return problem(403, "Forbidden", "You attempted to quote a Tweet that is deleted or not visible "
                            "to you.", headers=caps, meta=meta)
+        target = world.x_tweets.get(reply_to) if reply_to is not None else None
+        refused = P.v2_refusal(world, text, target, quote, user, caps, meta)
+        if refused is not None:
+            return refused
         if text and is_duplicate(world.x_texts.get(user["id"]), text, cfg.x_duplicate_window, now):
             meta["duplicate"] = True
             return problem(403, "Forbidden", "You are not allowed to create a Tweet with duplicate content.",
@@ -1125,7 +1131,8 @@ def post_cap_headers(world, user_id, app_key, now, consume=False):
 def create_post(world, user, text, now, api, reply_to=None, quote=None, media_ids=(), credential=None):
     """Stores a new post (caller holds the lock)."""
     tid = world.snowflake(now)
-    tweet = {"id": tid, "author_id": user["id"], "text": text, "created_at": W.iso_time(now)}
+    tweet = {"id": tid, "author_id": user["id"], "text": text, "created_at": W.iso_time(now),
+             "in_reply_to_tweet_id": reply_to, "quote_tweet_id": quote}
     world.x_tweets[tid] = tweet
     world.x_texts.setdefault(user["id"], {})[text] = now
     post = {"service": "x", "api": api, "id": tid, "text": text, "author_id": user["id"],
@@ -1152,7 +1159,8 @@ def statuses_update(world, req, auth, arg, now, meta):
     if len(media_ids) > 4:
         return legacy(324, meta=meta)
     with world.lock:
-        refused = not all(M.usable_in_post(world, m, auth.user["id"], now) for m in media_ids)
+        refused = not all(M.usable_in_post(world, m, auth.user["id"], now) for m in media_ids) \
+            or not P.media_mix_ok(world, media_ids)
     if refused:
         return legacy(324, meta=meta)
     user = auth.user
@@ -1169,6 +1177,11 @@ def statuses_update(world, req, auth, arg, now, meta):
                 if target is None:
                     return legacy(385, meta=meta)
                 reply_to = reply_id
+        replied = world.x_tweets.get(reply_to) if reply_to else None
+        refused = P.v1_refusal(world, text, replied, user)
+        if refused is not None:
+            meta["plan"] = "self-serve"
+            return legacy(refused[0], status=403, message=refused[1], meta=meta)
         if text and is_duplicate(world.x_texts.get(user["id"]), text, cfg.x_duplicate_window, now):
             meta["duplicate"] = True
             return legacy(187, meta=meta)
@@ -1178,7 +1191,6 @@ def statuses_update(world, req, auth, arg, now, meta):
         post = create_post(world, user, text, now, api="1.1", reply_to=reply_to, media_ids=media_ids,
                            credential=auth.label)
         post_cap_headers(world, user["id"], app_key, now, consume=True)
-        replied = world.x_tweets.get(reply_to) if reply_to else None
     meta["post_ids"] = [post["id"]]
     replied_user = world.config.x_users.get(replied["author_id"]) if replied else None
     tweet = {
