@@ -431,11 +431,21 @@ def handle(world, req):
     if endpoint in ("POST /oauth2/token", "POST /oauth2/invalidate_token"):
         return handler(world, req, meta)
 
-    api_version, kinds, scopes, writes = ENDPOINTS[endpoint]
     auth = authenticate(world, req, now)
     meta["auth"] = auth.log()
     if auth.failure:
-        return auth_failure_response(api_version, auth, meta)
+        return auth_failure_response(ENDPOINTS[endpoint][0], auth, meta)
+    resp = serve(world, req, auth, endpoint, handler, arg, now, meta)
+    if auth.kind == "oauth1":
+        # X reports an OAuth 1.0a token's permission on every answer to it.
+        resp.headers.append(("x-access-level", auth.access_level))
+    return resp
+
+
+def serve(world, req, auth, endpoint, handler, arg, now, meta):
+    """A request whose credentials were accepted: access checks, rate limits,
+    then the endpoint's handler."""
+    api_version, kinds, scopes, writes = ENDPOINTS[endpoint]
     app = auth.app
 
     if api_version == 2:

@@ -1,14 +1,19 @@
 """What the plan lets a post do (2026): on the self-serve plan (the default) no
 quote posts, replies only where the replied-to author summoned the replier,
 at most one cashtag; on every plan the media mix (4 images, or 1 GIF, or 1
-video)."""
+video); and the x-access-level header of OAuth 1.0a answers."""
+import urllib.parse
+
 import requests
+from requests_oauthlib import OAuth1
 
 from media_samples import MEDIA_TYPES, sample
 from toolenv import oauth1  # Tests/conftest.py puts Tests/ on sys.path
 
 PROBLEMS = "https://api.twitter.com/2/problems/"
 JACK = ("12-sandboxjackaccesstoken", "sandbox-jack-token-secret")
+READONLY = dict(token="1000000000000000001-sandboxreadonlytoken", secret="sandbox-readonly-token-secret",
+                consumer=("sandbox-readonly-consumer-key", "sandbox-readonly-consumer-secret"))
 SUMMON = {"detail": "You can only reply to or quote posts where you are mentioned or are the author.",
           "status": 403, "title": "Authorization Error", "type": PROBLEMS + "not-authorized-for-resource"}
 CASHTAGS = dict(SUMMON, detail="Posts are limited to a maximum of one cashtag ($SYMBOL)")
@@ -158,3 +163,42 @@ def test_media_kinds_do_not_mix_on_any_plan(sb, demo):
     for n, ids in enumerate(allowed):
         assert post(sb, me, {"text": "ok %d" % n, "media": {"media_ids": ids}}).status_code == 201, ids
     assert update(sb, me, status="one gif", media_ids=gifs[1]).status_code == 200
+
+
+# -- x-access-level ---------------------------------------------------------------
+
+def test_access_level_header_follows_the_oauth1_token(sb, demo):
+    r = requests.get(sb.url + "/2/users/me", auth=oauth1(demo))
+    assert r.headers["x-access-level"] == "read-write"
+    created(sb, oauth1(demo), {"text": "once"})
+    r = post(sb, oauth1(demo), {"text": "once"})
+    assert r.status_code == 403 and r.headers["x-access-level"] == "read-write"
+    r = requests.get(sb.url + "/1.1/account/verify_credentials.json", auth=oauth1(demo))
+    assert r.headers["x-access-level"] == "read-write"
+    readonly = oauth1(demo, **READONLY)
+    r = requests.get(sb.url + "/2/users/me", auth=readonly)
+    assert (r.status_code, r.headers["x-access-level"]) == (200, "read")
+    r = post(sb, oauth1(demo, **READONLY), {"text": "cannot"})
+    assert (r.status_code, r.json()["type"], r.headers["x-access-level"]) == \
+        (403, PROBLEMS + "oauth1-permissions", "read")
+
+
+def test_no_access_level_for_bearer_tokens_or_refused_credentials(sb, demo):
+    for token in ("sandbox-bearer-token", "sandbox-oauth2-user-token"):
+        r = requests.get(sb.url + "/2/users/by/username/jack", headers={"Authorization": "Bearer " + token})
+        assert r.status_code == 200 and "x-access-level" not in r.headers
+    r = requests.get(sb.url + "/2/users/me", auth=oauth1(demo, secret="wrong-token-secret"))
+    assert r.status_code == 401 and "x-access-level" not in r.headers
+
+
+def test_a_read_token_of_a_read_write_app_reports_read(sb, demo):
+    consumer = (demo["consumer_key"], demo["consumer_secret"])
+    r = requests.post(sb.url + "/oauth/request_token", params={"x_auth_access_type": "read"},
+                      auth=OAuth1(*consumer, callback_uri="oob"))
+    rt = dict(urllib.parse.parse_qsl(r.text))
+    pin = sb.control(authorize_request_token={"oauth_token": rt["oauth_token"], "user": "socialpipe_demo"})["pin"]
+    r = requests.post(sb.url + "/oauth/access_token",
+                      auth=OAuth1(*consumer, rt["oauth_token"], rt["oauth_token_secret"], verifier=pin))
+    access = dict(urllib.parse.parse_qsl(r.text))
+    r = requests.get(sb.url + "/2/users/me", auth=OAuth1(*consumer, access["oauth_token"], access["oauth_token_secret"]))
+    assert (r.status_code, r.headers["x-access-level"]) == (200, "read")
