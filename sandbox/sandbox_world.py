@@ -14,6 +14,8 @@ import re
 import threading
 import time
 
+import sandbox_x_billing as B
+
 # Accounts that configured users follow are generated from an index, never
 # stored: account g has id GENERATED_ID_BASE + g and username "u<g>".
 GENERATED_ID_BASE = 500_000_000_000_000_000
@@ -405,6 +407,27 @@ class Config:
         if not isinstance(reuse, bool):
             raise ConfigError("x.oauth2_reuse_revokes_family must be true or false")
         self.x_oauth2_reuse_revokes_family = reuse
+        self._load_x_billing(x)
+
+    def _load_x_billing(self, x):
+        """x.billing (the developer account's credits, spending limit and prices)
+        and x.self_serve (the plan: true for pay-per-use, false for Enterprise)."""
+        billing = x.get("billing", {})
+        if not isinstance(billing, dict):
+            raise ConfigError("x.billing must be an object")
+        settings = {k: v for k, v in billing.items() if k != "account_id"}
+        try:
+            balance, limit, prices = B.parse_settings(settings, "x.billing")
+        except ValueError as e:
+            raise ConfigError(str(e))
+        self.x_billing_balance = B.to_micros(B.DEFAULT_BALANCE, "balance") if balance is None else balance
+        self.x_billing_limit = None if limit is ... else limit
+        self.x_billing_prices = {k: B.to_micros(v, k) for k, v in B.DEFAULT_PRICES.items()}
+        self.x_billing_prices.update(prices or {})
+        account = billing.get("account_id", next(iter(self.x_users), "1"))
+        if not isinstance(account, str) or not re.fullmatch(r"[0-9]{1,19}", account):
+            raise ConfigError("x.billing.account_id must be 1-19 digits")
+        self.x_billing_account = account
         self_serve = x.get("self_serve", True)
         if not isinstance(self_serve, bool):
             raise ConfigError("x.self_serve must be true or false")
@@ -799,6 +822,8 @@ class World:
         self.media_swept = 0.0
         self.media_processing = dict(MEDIA_PROCESSING_DEFAULTS)
         self.media_expires_after_secs = MEDIA_EXPIRES_AFTER_DEFAULT
+        # X billing and plan (sandbox_x_billing, sandbox_x_plan).
+        self.x_credits = B.Credits.from_config(cfg)
         self.x_self_serve = cfg.x_self_serve
         for refresh, access in cfg.x_refresh_tokens.items():
             rec = cfg.x_bearers[access]
@@ -908,6 +933,7 @@ class World:
             "media_processing": self.media_processing,
             "media_expires_after_secs": self.media_expires_after_secs,
             "media": len(self.media),
+            "credits": dict(self.x_credits.view(), charges=len(self.x_credits.charges)),
             "self_serve": self.x_self_serve,
             "pending": self.pending_view(time.time()),
         }

@@ -13,6 +13,7 @@ live API in 2026 (README section 8).
 """
 import re
 
+from twitter_text import extract_urls
 from twitter_text.regexp.latin_accent_chars import latin_accent_chars
 from twitter_text.regexp.punct import punct
 from twitter_text.regexp.spaces_group import spaces_group
@@ -45,6 +46,11 @@ def mentions(text):
         if not m.group(2) and not MENTION_END.match(text, m.end()):
             names.append(m.group(1).lower())
     return names
+
+
+def has_url(text):
+    """Whether X would link something in the text (twitter-text's URL extraction)."""
+    return bool(extract_urls(text))
 
 
 def summoned(world, target, user):
@@ -110,3 +116,13 @@ def v1_refusal(world, text, reply_target, user):
         return V1_CASHTAG_CODE, CASHTAG_MESSAGE
     return None
 
+
+def post_price_key(world, with_url, reply_target, user):
+    """The price key of a post X accepted (caller holds the lock; with_url:
+    has_url of its text, found before taking the lock): a URL costs the most;
+    a reply whose author summoned the replier is priced as X prices summoned replies."""
+    if with_url:
+        return "post_create_url"
+    if reply_target is not None and summoned(world, reply_target, user):
+        return "post_create_summoned"
+    return "post_create"
