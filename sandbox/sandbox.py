@@ -172,7 +172,7 @@ def apply_control(world, body):
         if "media_expires_after_secs" in body:
             world.media_expires_after_secs = M.expires_setting(body["media_expires_after_secs"])
         if "credits" in body:
-            world.x_credits.apply(body["credits"])
+            world.x_credits.apply(W.billing_settings(body["credits"], "credits"))
         if "self_serve" in body:
             if not isinstance(body["self_serve"], bool):
                 raise ValueError("self_serve must be true or false")

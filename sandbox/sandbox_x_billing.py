@@ -12,51 +12,11 @@ of the billing cycle. Money is kept in integer millionths of a dollar.
 from sandbox_x_errors import problem_type
 from sandbox_http import json_response
 
-# Built-in prices in dollars: contract section 7's table, plus X's price of a
-# reply that the replied-to author summoned (changelog, 2026-04-16: "summoned
-# replies remain $0.01").
-DEFAULT_PRICES = {"post_create": 0.015, "post_create_url": 0.200, "post_create_summoned": 0.010,
-                  "media_metadata": 0.005, "user_read": 0.010, "following_read": 0.010, "owned_read": 0.001}
-PRICE_KEYS = tuple(DEFAULT_PRICES)
-DEFAULT_BALANCE = 1_000_000
 MICROS = 1_000_000
-SETTING_KEYS = ("balance", "spending_limit", "prices")
-
-
-def to_micros(value, what, allow_negative=False):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value \
-            or (value < 0 and not allow_negative) or abs(value) > 1e12:
-        raise ValueError("%s must be a number of dollars%s" % (what, "" if allow_negative else " >= 0"))
-    return round(value * MICROS)
 
 
 def dollars(micros):
     return micros / MICROS
-
-
-def parse_settings(section, where):
-    """Validated (balance, spending limit or None, prices) in micros from a
-    configuration or control object; keys it lacks are None. Raises ValueError."""
-    if not isinstance(section, dict):
-        raise ValueError("%s must be an object" % where)
-    unknown = sorted(k for k in section if k not in SETTING_KEYS)
-    if unknown:
-        raise ValueError("%s: unknown key %s (known: %s)" % (where, ", ".join(map(repr, unknown)),
-                                                             ", ".join(SETTING_KEYS)))
-    balance = to_micros(section["balance"], where + ".balance", True) if "balance" in section else None
-    limit = section.get("spending_limit", ...)
-    if limit is not ... and limit is not None:
-        limit = to_micros(limit, where + ".spending_limit")
-    prices = section.get("prices")
-    if prices is not None:
-        if not isinstance(prices, dict):
-            raise ValueError("%s.prices must be an object" % where)
-        bad = sorted(k for k in prices if k not in PRICE_KEYS)
-        if bad:
-            raise ValueError("%s.prices: unknown key %s (known: %s)" % (where, ", ".join(map(repr, bad)),
-                                                                      ", ".join(PRICE_KEYS)))
-        prices = {k: to_micros(v, "%s.prices.%s" % (where, k)) for k, v in prices.items()}
-    return balance, limit, prices
 
 
 class Credits:
@@ -75,9 +35,9 @@ class Credits:
     def from_config(cls, cfg):
         return cls(cfg.x_billing_balance, cfg.x_billing_limit, dict(cfg.x_billing_prices))
 
-    def apply(self, section):
-        """A control body's `credits` object."""
-        balance, limit, prices = parse_settings(section, "credits")
+    def apply(self, settings):
+        """A control body's `credits`, as sandbox_world.billing_settings gives it."""
+        balance, limit, prices = settings
         if balance is not None:
             self.balance = balance
         if limit is not ...:

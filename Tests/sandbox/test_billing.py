@@ -212,12 +212,12 @@ def test_prices_are_settable_and_reset_restores_everything(sb, demo):
 
 
 @pytest.mark.parametrize("body, error", [
-    ({"credits": {"balance": "1"}}, "credits.balance must be a number of dollars"),
-    ({"credits": {"prices": {"post_create": -1}}}, "credits.prices.post_create must be a number of dollars >= 0"),
+    ({"credits": {"balance": "1"}}, "credits.balance: must be a number of dollars"),
+    ({"credits": {"prices": {"post_create": -1}}}, "credits.prices.post_create: must be a number of dollars >= 0"),
     ({"credits": {"prices": {"post": 1}}}, "credits.prices: unknown key 'post'"),
-    ({"credits": {"spending_limit": -2}}, "credits.spending_limit must be a number of dollars >= 0"),
+    ({"credits": {"spending_limit": -2}}, "credits.spending_limit: must be a number of dollars >= 0"),
     ({"credits": {"limit": 2}}, "credits: unknown key 'limit'"),
-    ({"credits": []}, "credits must be an object"),
+    ({"credits": []}, "credits: must be an object"),
     ({"self_serve": "no"}, "self_serve must be true or false"),
 ])
 def test_bad_control_bodies_are_refused(sb, body, error):
@@ -235,7 +235,7 @@ def test_the_configuration_sets_credits_plan_and_account():
         assert sb.ledger()["prices"] == dict(PRICES, user_read=0.5)
         r = requests.get(sb.url + "/2/users/by/username/jack", headers={"Authorization": "Bearer sandbox-bearer-token"})
         assert r.status_code == 402 and r.json()["account_id"] == 42 and "[42]" in r.json()["detail"]
-    for bad, error in (({"billing": {"balance": None}}, "x.billing.balance must be a number"),
+    for bad, error in (({"billing": {"balance": None}}, "x.billing.balance: must be a number"),
                        ({"billing": {"account_id": 7}}, "x.billing.account_id must be 1-19 digits"),
                        ({"self_serve": "yes"}, "x.self_serve must be true or false")):
         with pytest.raises(harness.SandboxError) as info:
