@@ -197,6 +197,17 @@ class Sandbox:
         """DELETE /__media: forget every uploaded media."""
         return self._call("DELETE", "/__media")
 
+    def ledger(self):
+        """GET /__ledger: what X's billing charged, {"balance", "total",
+        "spending_limit", "prices", "charges": [{"key", "units", "each", "amount",
+        "method", "path", "user", "app", "time", "post_id"?}, ...]} (dollars)."""
+        return self._call("GET", "/__ledger")
+
+    def clear_ledger(self):
+        """DELETE /__ledger: forget the charges, the cycle's total and the day's
+        deduplication (the balance stays as it is)."""
+        return self._call("DELETE", "/__ledger")
+
     def stderr_text(self):
         with open(self._stderr_path, encoding="utf-8", errors="replace") as f:
             return f.read()

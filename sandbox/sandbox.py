@@ -32,6 +32,7 @@ import sandbox_media as M  # noqa: E402
 import sandbox_world as W  # noqa: E402
 import sandbox_x as X  # noqa: E402
 import sandbox_x_auth as XA  # noqa: E402
+import sandbox_x_billing as XB  # noqa: E402
 from sandbox_http import Request, dumps, json_response  # noqa: E402
 
 DEFAULT_CONFIG = os.path.join(HERE, "default-config.json")
@@ -40,14 +41,14 @@ REASONS = {s.value: s.phrase for s in http.HTTPStatus}
 
 
 # ---------------------------------------------------------------------------
-# Control API: /__control, /__log, /__posts, /__health
+# Control API: /__control, /__log, /__posts, /__media, /__ledger, /__health
 
 CONTROL_KEYS = ("reset", "clear_faults", "clear_log", "clear_posts", "reset_rate_limits", "latency_ms",
                 "fault", "faults", "revoke_token", "revoke_tokens", "expire_token", "expire_tokens",
                 "restore_token", "restore_tokens", "rate_limits", "post_caps", "facebook_limits", "usage_cap",
                 "permission", "permissions", "x_page_shape", "oauth2_token_lifetime", "oauth2_code_lifetime",
                 "device_interval", "device_expires_in", "authorize_request_token", "authorize_oauth2",
-                "approve_device", "media_processing", "media_expires_after_secs")
+                "approve_device", "media_processing", "media_expires_after_secs", "credits", "self_serve")
 
 
 def control_error(message):
@@ -170,6 +171,12 @@ def apply_control(world, body):
             world.media_processing = M.processing_setting(body["media_processing"])
         if "media_expires_after_secs" in body:
             world.media_expires_after_secs = M.expires_setting(body["media_expires_after_secs"])
+        if "credits" in body:
+            world.x_credits.apply(W.billing_settings(body["credits"], "credits"))
+        if "self_serve" in body:
+            if not isinstance(body["self_serve"], bool):
+                raise ValueError("self_serve must be true or false")
+            world.x_self_serve = body["self_serve"]
         # Consent, which a person gives in a browser (README section 6).
         now = time.time()
         extra = {}
@@ -231,6 +238,12 @@ def control(server, req):
                 world.media = {}
                 return json_response(200, {"ok": True})
             return json_response(200, M.describe(world))
+    if req.path == "/__ledger":
+        if req.method == "DELETE":
+            with world.lock:
+                world.x_credits.clear_ledger()
+            return json_response(200, {"ok": True})
+        return json_response(200, XB.ledger(world))
     if req.path == "/__posts":
         if req.method == "DELETE":
             with world.lock:
@@ -570,7 +583,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             meta = resp.meta
             entry["auth"] = meta.get("auth")
             entry["post_ids"] = meta.get("post_ids", [])
-            for key in ("duplicate", "rate_limited", "batch", "token_reuse"):
+            for key in ("duplicate", "rate_limited", "batch", "token_reuse", "plan", "billing", "charged"):
                 if key in meta:
                     entry[key] = meta[key]
         entry["duration_ms"] = round((time.time() - started) * 1000, 3)

@@ -611,6 +611,7 @@ def v2_metadata(world, req, auth, arg, now, meta):
         if alt is not None:
             m.alt_text = alt
         associated = {"alt_text": {"text": m.alt_text}} if m.alt_text is not None else {}
+    meta["priced"] = {"key": "media_metadata", "units": 1}
     return json_response(200, {"data": {"id": media_id, "associated_metadata": associated}}, meta=meta)
 
 

@@ -14,6 +14,8 @@ import re
 import threading
 import time
 
+import sandbox_x_billing as B
+
 # Accounts that configured users follow are generated from an index, never
 # stored: account g has id GENERATED_ID_BASE + g and username "u<g>".
 GENERATED_ID_BASE = 500_000_000_000_000_000
@@ -167,6 +169,14 @@ def ragged_page_size(phase, size):
 X_APP_DEFAULTS = {"access_level": "read-write", "enrolled": True, "v1_access": True,
                   "usage_cap": None}
 
+# X's prices in dollars (README section 3, "Billing"): contract section 7's
+# table, plus X's price of a reply that the replied-to author summoned
+# (X's changelog, 2026-04-16: "summoned replies remain $0.01").
+DEFAULT_X_PRICES = {"post_create": 0.015, "post_create_url": 0.200, "post_create_summoned": 0.010,
+                    "media_metadata": 0.005, "user_read": 0.010, "following_read": 0.010, "owned_read": 0.001}
+DEFAULT_X_BALANCE = 1_000_000
+BILLING_KEYS = ("balance", "spending_limit", "prices")
+
 
 def _need(obj, key, kind, where):
     if key not in obj:
@@ -177,18 +187,24 @@ def _need(obj, key, kind, where):
     return value
 
 
-def _limit(spec, where, app_limit=False):
-    """A validated {"limit","window"[,"app_limit"]} (None stays None: no limit).
-    Keys other than those are refused, so a typo cannot pass silently."""
-    if spec is None:
-        return None
-    if not isinstance(spec, dict):
-        raise ConfigError("%s: must be an object with limit and window" % where)
-    known = ("limit", "window", "app_limit") if app_limit else ("limit", "window")
-    unknown = sorted(k for k in spec if k not in known)
+def config_object(value, known, where, what="an object"):
+    """`value`, a configuration object whose keys must be among `known`, so
+    that a typo cannot pass silently."""
+    if not isinstance(value, dict):
+        raise ConfigError("%s: must be %s" % (where, what))
+    unknown = sorted(k for k in value if k not in known)
     if unknown:
         raise ConfigError("%s: unknown key %s (known: %s)" % (where, ", ".join(map(repr, unknown)),
                                                               ", ".join(known)))
+    return value
+
+
+def _limit(spec, where, app_limit=False):
+    """A validated {"limit","window"[,"app_limit"]} (None stays None: no limit)."""
+    if spec is None:
+        return None
+    config_object(spec, ("limit", "window", "app_limit") if app_limit else ("limit", "window"), where,
+                  "an object with limit and window")
     limit = spec.get("limit")
     window = spec.get("window")
     if not isinstance(limit, int) or limit < 0 or not isinstance(window, (int, float)) or window <= 0:
@@ -204,13 +220,29 @@ def _limit(spec, where, app_limit=False):
 def limit_table(values, defaults, where, app_limit=False):
     """Validates a table of named limits ({"NAME": spec}) whose names must be
     among `defaults`; returns {name: spec}. Unknown names are refused."""
-    if not isinstance(values, dict):
-        raise ConfigError("%s: must be an object" % where)
-    unknown = sorted(k for k in values if k not in defaults)
-    if unknown:
-        raise ConfigError("%s: unknown key %s (known: %s)" % (where, ", ".join(map(repr, unknown)),
-                                                              ", ".join(defaults)))
+    config_object(values, defaults, where)
     return {name: _limit(spec, "%s[%s]" % (where, name), app_limit) for name, spec in values.items()}
+
+
+def micros(value, where, allow_negative=False):
+    """Dollars as integer millionths."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value \
+            or (value < 0 and not allow_negative) or abs(value) > 1e12:
+        raise ConfigError("%s: must be a number of dollars%s" % (where, "" if allow_negative else " >= 0"))
+    return round(value * B.MICROS)
+
+
+def billing_settings(section, where):
+    """(balance, spending limit, prices) in millionths of a dollar from a
+    configuration or control object: balance None and spending limit ... when
+    not given (a limit of None is no limit), prices {KEY: value} of those given."""
+    config_object(section, BILLING_KEYS, where)
+    balance = micros(section["balance"], where + ".balance", True) if "balance" in section else None
+    limit = section.get("spending_limit", ...)
+    if limit is not ... and limit is not None:
+        limit = micros(limit, where + ".spending_limit")
+    prices = config_object(section.get("prices", {}), DEFAULT_X_PRICES, where + ".prices")
+    return balance, limit, {k: micros(v, "%s.prices.%s" % (where, k)) for k, v in prices.items()}
 
 
 def _expiry(tok, started, where):
@@ -410,6 +442,26 @@ class Config:
         if not isinstance(reuse, bool):
             raise ConfigError("x.oauth2_reuse_revokes_family must be true or false")
         self.x_oauth2_reuse_revokes_family = reuse
+        self._load_x_billing(x)
+
+    def _load_x_billing(self, x):
+        """x.billing (the developer account's credits, spending limit and prices)
+        and x.self_serve (the plan: true for pay-per-use, false for Enterprise)."""
+        billing = config_object(x.get("billing", {}), BILLING_KEYS + ("account_id",), "x.billing")
+        balance, limit, prices = billing_settings({k: v for k, v in billing.items() if k != "account_id"},
+                                                  "x.billing")
+        self.x_billing_balance = micros(DEFAULT_X_BALANCE, "balance") if balance is None else balance
+        self.x_billing_limit = None if limit is ... else limit
+        self.x_billing_prices = {k: micros(v, k) for k, v in DEFAULT_X_PRICES.items()}
+        self.x_billing_prices.update(prices)
+        account = billing.get("account_id", next(iter(self.x_users), "1"))
+        if not isinstance(account, str) or not re.fullmatch(r"[0-9]{1,19}", account):
+            raise ConfigError("x.billing.account_id must be 1-19 digits")
+        self.x_billing_account = account
+        self_serve = x.get("self_serve", True)
+        if not isinstance(self_serve, bool):
+            raise ConfigError("x.self_serve must be true or false")
+        self.x_self_serve = self_serve
 
     def _load_x_oauth2_clients(self, x):
         """x.oauth2_clients: the OAuth 2.0 clients of the apps (x-api.md section 10).
@@ -804,6 +856,9 @@ class World:
         self.media_swept = 0.0
         self.media_processing = dict(MEDIA_PROCESSING_DEFAULTS)
         self.media_expires_after_secs = MEDIA_EXPIRES_AFTER_DEFAULT
+        # X billing and plan (sandbox_x_billing, sandbox_x_plan).
+        self.x_credits = B.Credits.from_config(cfg)
+        self.x_self_serve = cfg.x_self_serve
         for refresh, access in cfg.x_refresh_tokens.items():
             rec = cfg.x_bearers[access]
             family = "config:" + rec["label"]
@@ -912,6 +967,8 @@ class World:
             "media_processing": self.media_processing,
             "media_expires_after_secs": self.media_expires_after_secs,
             "media": len(self.media),
+            "credits": dict(self.x_credits.view(), charges=len(self.x_credits.charges)),
+            "self_serve": self.x_self_serve,
             "pending": self.pending_view(time.time()),
         }
 

@@ -19,6 +19,8 @@ from twitter_text import parse_tweet
 
 import sandbox_media as M
 import sandbox_world as W
+import sandbox_x_billing as B
+import sandbox_x_plan as P
 from sandbox_http import Response, dumps, json_response
 from sandbox_x_errors import (NUMERIC_ID, PROBLEM_JSON, check_params, invalid_request, param_error, problem,
                               problem_type, type_name)
@@ -67,6 +69,8 @@ ENDPOINTS = {
 # OAuth and media endpoints open to every tier (x-api.md section 7).
 V1_OPEN_TO_ALL = frozenset(("POST /1.1/oauth/invalidate_token", "POST /1.1/media/upload.json",
                             "GET /1.1/media/upload.json"))
+# Served even when the account cannot pay: revoking a token is an OAuth step.
+BILLING_FREE = frozenset(("POST /1.1/oauth/invalidate_token",))
 
 KIND_NAMES = {"oauth1": "OAuth 1.0a User Context", "app": "OAuth 2.0 Application-Only",
               "oauth2_user": "OAuth 2.0 User Context"}
@@ -430,11 +434,21 @@ def handle(world, req):
     if endpoint in ("POST /oauth2/token", "POST /oauth2/invalidate_token"):
         return handler(world, req, meta)
 
-    api_version, kinds, scopes, writes = ENDPOINTS[endpoint]
     auth = authenticate(world, req, now)
     meta["auth"] = auth.log()
     if auth.failure:
-        return auth_failure_response(api_version, auth, meta)
+        return auth_failure_response(ENDPOINTS[endpoint][0], auth, meta)
+    resp = serve(world, req, auth, endpoint, handler, arg, now, meta)
+    if auth.kind == "oauth1":
+        # X reports an OAuth 1.0a token's permission on every answer to it.
+        resp.headers.append(("x-access-level", auth.access_level))
+    return resp
+
+
+def serve(world, req, auth, endpoint, handler, arg, now, meta):
+    """A request whose credentials were accepted: access checks, rate limits,
+    billing, then the endpoint's handler."""
+    api_version, kinds, scopes, writes = ENDPOINTS[endpoint]
     app = auth.app
 
     if api_version == 2:
@@ -484,7 +498,16 @@ def handle(world, req):
         if api_version == 1 or world.config.x_429_style == "legacy":
             return legacy(88, headers=headers, meta=meta)
         return problem(429, "Too Many Requests", "Too Many Requests", headers=headers, meta=meta)
+    if endpoint not in BILLING_FREE:
+        with world.lock:
+            refused = B.refusal(world, meta)
+        if refused is not None:
+            refused.headers.extend(headers)
+            return refused
     resp = handler(world, req, auth, arg, now, meta)
+    if 200 <= resp.status < 300 and meta.get("priced"):
+        with world.lock:
+            B.settle(world, auth, req, meta, now)
     resp.headers.extend(headers)
     return resp
 
@@ -588,6 +611,7 @@ def users_me(world, req, auth, arg, now, meta):
     fields, err = user_fields(world, req, meta)
     if err:
         return err
+    meta["priced"] = {"key": "user_read", "ids": [auth.user["id"]]}
     return json_response(200, {"data": user_object(auth.user, fields)}, meta=meta)
 
 
@@ -606,6 +630,7 @@ def user_by_username(world, req, auth, username, now, meta):
     if u is None:
         return json_response(200, {"errors": [not_found_error(world, username, "username", "username")]},
                              meta=meta)
+    meta["priced"] = {"key": "user_read", "ids": [u["id"]]}
     return json_response(200, {"data": user_object(u, fields)}, meta=meta)
 
 
@@ -623,6 +648,7 @@ def user_by_id(world, req, auth, user_id, now, meta):
     u = find_user(world, user_id)
     if u is None:
         return json_response(200, {"errors": [not_found_error(world, user_id, "id", "id")]}, meta=meta)
+    meta["priced"] = {"key": "user_read", "ids": [u["id"]]}
     return json_response(200, {"data": user_object(u, fields)}, meta=meta)
 
 
@@ -657,6 +683,7 @@ def _multi_lookup(world, req, meta, param, pattern, finder, what):
     body = {}
     if data:
         body["data"] = data
+        meta["priced"] = {"key": "user_read", "ids": [d["id"] for d in data]}
     if errors:
         body["errors"] = errors
     return json_response(200, body, meta=meta)
@@ -841,6 +868,7 @@ def following(world, req, auth, user_id, now, meta):
         meta_out["previous_token"] = encode_page_token(user_id, max(0, start - max_results))
     if end == start:
         return json_response(200, {"meta": meta_out}, meta=meta)
+    meta["priced"] = {"key": B.following_key(world, auth, user_id, 2), "span": (user_id, start, end)}
     if fields:
         return json_response(200, {"data": page_of_users(world, u, start, end, fields), "meta": meta_out},
                              meta=meta)
@@ -883,6 +911,8 @@ def friends_ids(world, req, auth, arg, now, meta):
     end, next_phase = page_span(world, start, phase, count, total)
     next_cursor = encode_cursor(u["id"], end, next_phase) if start < total and end < total else 0
     previous_cursor = -encode_cursor(u["id"], max(0, start - count)) if start > 0 else 0
+    if end > start:
+        meta["priced"] = {"key": B.following_key(world, auth, u["id"], 1), "span": (u["id"], start, end)}
     text = ('{"ids":[%s],"next_cursor":%d,"next_cursor_str":"%d","previous_cursor":%d,'
             '"previous_cursor_str":"%d","total_count":null}'
             % (ids_text(u, start, end, stringify), next_cursor, next_cursor, previous_cursor, previous_cursor))
@@ -890,6 +920,7 @@ def friends_ids(world, req, auth, arg, now, meta):
 
 
 def verify_credentials(world, req, auth, arg, now, meta):
+    meta["priced"] = {"key": "user_read", "ids": [auth.user["id"]]}
     return json_response(200, v1_user(auth.user), meta=meta)
 
 
@@ -1060,12 +1091,14 @@ def post_tweet(world, req, auth, arg, now, meta):
                                                    "media is attached.")], meta=meta)
     if media_ids:
         with world.lock:
-            refused = not all(M.usable_in_post(world, m, auth.user["id"], now) for m in media_ids)
+            refused = not all(M.usable_in_post(world, m, auth.user["id"], now) for m in media_ids) \
+                or not P.media_mix_ok(world, media_ids)
         if refused:
             return invalid_request(world, [param_error("media.media_ids", media_ids,
                                                        "Your media IDs are invalid.")], meta=meta)
     reply_to = body.get("reply", {}).get("in_reply_to_tweet_id") if "reply" in body else None
     quote = body.get("quote_tweet_id")
+    with_url = P.has_url(text)
     user = auth.user
     app_key = auth.app["consumer_key"] if auth.app else "-"
     with world.lock:
@@ -1076,6 +1109,10 @@ def post_tweet(world, req, auth, arg, now, meta):
         if quote is not None and quote not in world.x_tweets:
             return problem(403, "Forbidden", "You attempted to quote a Tweet that is deleted or not visible "
                            "to you.", headers=caps, meta=meta)
+        target = world.x_tweets.get(reply_to) if reply_to is not None else None
+        refused = P.v2_refusal(world, text, target, quote, user, caps, meta)
+        if refused is not None:
+            return refused
         if text and is_duplicate(world.x_texts.get(user["id"]), text, cfg.x_duplicate_window, now):
             meta["duplicate"] = True
             return problem(403, "Forbidden", "You are not allowed to create a Tweet with duplicate content.",
@@ -1083,10 +1120,12 @@ def post_tweet(world, req, auth, arg, now, meta):
         if cap_exhausted(world, user["id"], app_key, now):
             meta["rate_limited"] = "24hour"
             return problem(429, "Too Many Requests", "Too Many Requests", headers=caps, meta=meta)
+        price = P.post_price_key(world, with_url, target, user)
         post = create_post(world, user, text, now, api="2", reply_to=reply_to, quote=quote,
                            media_ids=media_ids, credential=auth.label)
         caps = post_cap_headers(world, user["id"], app_key, now, consume=True)
     meta["post_ids"] = [post["id"]]
+    meta["priced"] = {"key": price, "units": 1, "post_id": post["id"]}
     return json_response(201, {"data": {"id": post["id"], "text": post["text"],
                                         "edit_history_tweet_ids": [post["id"]]}},
                          caps, meta=meta)
@@ -1125,7 +1164,8 @@ def post_cap_headers(world, user_id, app_key, now, consume=False):
 def create_post(world, user, text, now, api, reply_to=None, quote=None, media_ids=(), credential=None):
     """Stores a new post (caller holds the lock)."""
     tid = world.snowflake(now)
-    tweet = {"id": tid, "author_id": user["id"], "text": text, "created_at": W.iso_time(now)}
+    tweet = {"id": tid, "author_id": user["id"], "text": text, "created_at": W.iso_time(now),
+             "in_reply_to_tweet_id": reply_to, "quote_tweet_id": quote}
     world.x_tweets[tid] = tweet
     world.x_texts.setdefault(user["id"], {})[text] = now
     post = {"service": "x", "api": api, "id": tid, "text": text, "author_id": user["id"],
@@ -1152,13 +1192,15 @@ def statuses_update(world, req, auth, arg, now, meta):
     if len(media_ids) > 4:
         return legacy(324, meta=meta)
     with world.lock:
-        refused = not all(M.usable_in_post(world, m, auth.user["id"], now) for m in media_ids)
+        refused = not all(M.usable_in_post(world, m, auth.user["id"], now) for m in media_ids) \
+            or not P.media_mix_ok(world, media_ids)
     if refused:
         return legacy(324, meta=meta)
     user = auth.user
     app_key = auth.app["consumer_key"]
     reply_id = params.get("in_reply_to_status_id")
     auto = params.get("auto_populate_reply_metadata", "").lower() in ("true", "1", "t")
+    with_url = P.has_url(text)
     with world.lock:
         reply_to = None
         if reply_id:
@@ -1169,17 +1211,23 @@ def statuses_update(world, req, auth, arg, now, meta):
                 if target is None:
                     return legacy(385, meta=meta)
                 reply_to = reply_id
+        replied = world.x_tweets.get(reply_to) if reply_to else None
+        refused = P.v1_refusal(world, text, replied, user)
+        if refused is not None:
+            meta["plan"] = "self-serve"
+            return legacy(refused[0], status=403, message=refused[1], meta=meta)
         if text and is_duplicate(world.x_texts.get(user["id"]), text, cfg.x_duplicate_window, now):
             meta["duplicate"] = True
             return legacy(187, meta=meta)
         if cap_exhausted(world, user["id"], app_key, now):
             meta["rate_limited"] = "24hour"
             return legacy(185, meta=meta)
+        price = P.post_price_key(world, with_url, replied, user)
         post = create_post(world, user, text, now, api="1.1", reply_to=reply_to, media_ids=media_ids,
                            credential=auth.label)
         post_cap_headers(world, user["id"], app_key, now, consume=True)
-        replied = world.x_tweets.get(reply_to) if reply_to else None
     meta["post_ids"] = [post["id"]]
+    meta["priced"] = {"key": price, "units": 1, "post_id": post["id"]}
     replied_user = world.config.x_users.get(replied["author_id"]) if replied else None
     tweet = {
         "created_at": time.strftime("%a %b %d %H:%M:%S +0000 %Y", time.gmtime(now)),

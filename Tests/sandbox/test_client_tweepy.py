@@ -34,6 +34,7 @@ def test_create_tweet_is_signed_and_created(real_hosts, demo):
 
 
 def test_create_tweet_options(real_hosts, demo):
+    real_hosts.control(self_serve=False)    # Enterprise: replies to anyone, quotes
     client = user_client(demo)
     reply = client.create_tweet(text="a reply", in_reply_to_tweet_id="20").data["id"]
     client.create_tweet(text="a quote", quote_tweet_id=reply)

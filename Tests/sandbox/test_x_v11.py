@@ -33,6 +33,7 @@ def test_status_update_errors_use_legacy_codes(sb, demo):
 
 
 def test_reply_id_is_ignored_unless_the_author_is_mentioned(sb, demo):
+    sb.control(self_serve=False)    # Enterprise: jack's post 20 does not summon the demo user
     assert update(sb, demo, status="no mention", in_reply_to_status_id="20").json()["in_reply_to_status_id"] is None
     r = update(sb, demo, status="@jack with mention", in_reply_to_status_id="20")
     assert r.json()["in_reply_to_status_id_str"] == "20"

@@ -85,6 +85,7 @@ def test_weighted_length_limit(sb, demo, text, ok):
 
 
 def test_reply_quote_and_media(sb, demo):
+    sb.control(self_serve=False)    # Enterprise: replies to anyone, quotes
     r = post(sb, demo, {"text": "replying", "reply": {"in_reply_to_tweet_id": "20"}})
     assert r.status_code == 201
     own = r.json()["data"]["id"]
