@@ -148,7 +148,7 @@ def test_credits_running_out_mid_run_stop_the_run_without_retrying(run, sb):
 
 
 def test_a_spending_limit_is_billing_too(run, sb):
-    sb.control(spending_limit={"limit": 0.015})
+    sb.control(credits={"spending_limit": 0.015})
     r = run([], jl("under the limit", "over it", "after"))
     assert [e.get("error", {}).get("kind") for e in r.envelopes] == [None, "billing", "billing"], r
     assert r.envelopes[1]["error"]["status"] == 403
@@ -249,6 +249,15 @@ def test_a_reply_the_author_did_not_allow_says_why(run, sb):
     error = r.envelopes[0]["error"]
     assert error["kind"] == "permission" and error["status"] == 403, error
     assert "mentioned or engaged the replying account" in error["message"], error
+
+
+def test_a_reply_the_author_allowed_goes_and_is_estimated_as_a_post(run, sb):
+    # Post 21 is jack's, mentioning socialpipe_demo: a self-serve app may reply.
+    r = run(["--cost"], jl({"text": "replying where mentioned", "reply_to": "21"}))
+    assert r.returncode == 0, r
+    # X charges a summoned reply $0.010; the estimate, an upper bound, is a post's.
+    assert r.envelopes[0]["cost"] == 0.015
+    assert charged(sb) == pytest.approx(0.01)
 
 
 def test_a_read_only_token_says_how_to_get_a_read_write_one(run, sb):
