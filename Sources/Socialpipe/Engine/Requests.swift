@@ -25,6 +25,18 @@ extension Engine {
                 index += 1
                 continue
             }
+            // What the run cannot pay for ends now, rather than after a wait for its rate limit.
+            if !exchange.admitted {
+                switch reserve(&exchange.spec, for: exchange.jobs.first) {
+                case .success(let reservation):
+                    exchange.admitted = true
+                    exchange.reservation = reservation
+                case .failure(let error):
+                    ready.remove(at: index)
+                    failExchange(exchange, error)
+                    continue
+                }
+            }
             let waitsAlone = exchange.waitIsTheJobs && exchange.spec.request.idempotent
             switch limiter.admit(key, notBefore: exchange.notBefore, waitsAlone: waitsAlone, at: now) {
             case .fail(let error):
@@ -44,16 +56,6 @@ extension Engine {
                 continue
             }
             ready.remove(at: index)
-            if !exchange.admitted {
-                switch reserve(&exchange.spec, for: exchange.jobs.first) {
-                case .success(let reservation):
-                    exchange.admitted = true
-                    exchange.reservation = reservation
-                case .failure(let error):
-                    failExchange(exchange, error)
-                    continue
-                }
-            }
             send(gathering?.gather(exchange, from: &ready, at: index, now: now.monotonic) ?? exchange)
         }
     }
