@@ -4,8 +4,9 @@ For every tool that has a man page in man/ and a built binary (the `tool`
 fixture: $SOCIALPIPE_BIN, else .build/release), the long and short options
 that `--help` lists are exactly those of the man page's OPTIONS section and
 those the bash, zsh and fish completions offer, and the fixed choices of
---format and --api agree everywhere, and so do the Graph API versions that
---graph-version offers (each accepted by the tool, the default among them).
+--format, --api, --access and --plan agree everywhere, and so do the Graph
+API versions that --graph-version offers (each accepted by the tool, the
+default among them).
 The names the completions offer as arguments are the same in every shell and
 each one is a name the tool asks the API about (fb-perm-check's permissions),
 and what -q does (hide the progress line, or, for fb-perm-check, all of
@@ -50,7 +51,7 @@ MAKEFILE = ROOT / "Makefile"
 TOOLS = sorted(p.stem for p in MAN.glob("*.1"))
 PAGES = sorted(p.name for p in MAN.iterdir() if re.fullmatch(r".+\.[1-9]", p.name))
 # Options whose value is one of a fixed set, wherever a tool has them.
-CHOICE_OPTIONS = ("format", "api", "access")
+CHOICE_OPTIONS = ("format", "api", "access", "plan")
 # The Graph tools' version option: any vNN.0 is accepted, so the completions
 # offer the versions Meta serves and the man page names the default.
 GRAPH_VERSION_OPTION = "graph-version"
