@@ -157,7 +157,8 @@ uninstall:
 	done
 	rm -f $(ZSH_HELPERS:%=$(COMPDIR)/zsh/site-functions/%) \
 	      $(FISH_FUNCTIONS:%=$(COMPDIR)/fish/vendor_functions.d/%.fish)
-	rm -f $(MANDIR)/man5/socialpipe-credentials.5 $(MANDIR)/man7/socialpipe.7
+	rm -f $(addprefix $(MANDIR)/man5/,$(notdir $(wildcard man/*.5))) \
+	      $(addprefix $(MANDIR)/man7/,$(notdir $(wildcard man/*.7)))
 
 clean:
 	rm -rf .build $(VENV)

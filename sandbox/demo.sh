@@ -131,6 +131,37 @@ printf 'both parts: %s accounts, %s distinct (follows_25000 follows 25,000)\n' \
     "$(cat "$work/part1.jsonl" "$work/part2.jsonl" | jq -r 'select(.ok) | .result.id' | wc -l | tr -d ' ')" \
     "$(cat "$work/part1.jsonl" "$work/part2.jsonl" | jq -r 'select(.ok) | .result.id' | sort -u | wc -l | tr -d ' ')"
 
+# What a run costs (issue 19, contract §7): X bills by use, and the sandbox
+# charges as X does, keeping a ledger (GET /__ledger). A budget stops a list
+# where the money does; the resume goes on with a new one.
+step "what a list would cost, asked before sending anything: --dry-run --cost" \
+     "tw-friends --dry-run --cost follows_25000 | jq .cost"
+tw-friends --dry-run --cost follows_25000 | jq .cost
+
+step "--max-cost 25 stops follows_25000's list (25,000 accounts, \$250 worth) at its budget" \
+     "tw-friends --max-cost 25 follows_25000 > budget1.jsonl; jq -c 'select(.ok | not) | .error' budget1.jsonl"
+echo "(the sandbox's ledger emptied: X charges a list read twice in one day once, and follows_25000 was read above)"
+curl -sS -X DELETE "$base/__ledger" >/dev/null
+tw-friends --max-cost 25 follows_25000 >"$work/budget1.jsonl" || echo "exit status $?: the list is not complete"
+jq -c 'select(.ok | not) | .error' "$work/budget1.jsonl"
+printf 'accounts written before the budget ran out: '
+jq -s 'map(select(.ok)) | length' "$work/budget1.jsonl"
+echo "what the sandbox charged, from its ledger (a page cut to the money left):"
+curl -sS "$base/__ledger" | jq -c '{total, charges: [.charges[] | "\(.key) \(.units)"]}'
+spent=$(curl -sS "$base/__ledger" | jq .total)
+
+step "…fed back with a new budget, the resume lists exactly the rest" \
+     "jq -c 'select(.ok | not) | .error.resume' budget1.jsonl | tw-friends --max-cost 250 > budget2.jsonl"
+jq -c 'select(.ok | not) | .error.resume' "$work/budget1.jsonl" | tw-friends --max-cost 250 >"$work/budget2.jsonl"
+printf 'accounts in part 2: '
+jq -s length "$work/budget2.jsonl"
+printf 'both parts: %s accounts, %s distinct (follows_25000 follows 25,000)\n' \
+    "$(cat "$work/budget1.jsonl" "$work/budget2.jsonl" | jq -r 'select(.ok) | .result.id' | wc -l | tr -d ' ')" \
+    "$(cat "$work/budget1.jsonl" "$work/budget2.jsonl" | jq -r 'select(.ok) | .result.id' | sort -u | wc -l | tr -d ' ')"
+total=$(curl -sS "$base/__ledger" | jq .total)
+printf 'the ledger: $%s in all, $%s for part 2 (its lookup was charged once today already)\n' \
+    "$total" "$(awk -v a="$spent" -v b="$total" 'BEGIN { printf "%.2f", b - a }')"
+
 step "fb-feed posts on a Facebook Page with the Page's access token (FB_ACCESS_TOKEN)" \
      "fb-feed 'socialpipe 0.1: Unix filters for the X and Graph APIs' | jq -c ."
 fb-feed 'socialpipe 0.1: Unix filters for the X and Graph APIs' | jq -c .

@@ -4,16 +4,19 @@ For every tool that has a man page in man/ and a built binary (the `tool`
 fixture: $SOCIALPIPE_BIN, else .build/release), the long and short options
 that `--help` lists are exactly those of the man page's OPTIONS section and
 those the bash, zsh and fish completions offer, and the fixed choices of
---format and --api agree everywhere, and so do the Graph API versions that
---graph-version offers (each accepted by the tool, the default among them).
+--format, --api, --access and --plan agree everywhere, and so do the Graph
+API versions that --graph-version offers (each accepted by the tool, the
+default among them).
 The names the completions offer as arguments are the same in every shell and
 each one is a name the tool asks the API about (fb-perm-check's permissions),
 and what -q does (hide the progress line, or, for fb-perm-check, all of
 stdout) is what --help, the man page and the fish descriptions say. A tool
 whose binary is not built yet is skipped, saying so. Every page passes `mandoc -Tlint -W warning`; the README
 names the two first-run commands; socialpipe.7 lists the contract's exit
-statuses; `make install` puts every page (sections 1, 5 and 7) and every
-completion in place, and `make uninstall` takes them all away.
+statuses; socialpipe-prices.5 lists exactly the price keys tw-post and
+tw-friends know, each at the price they charge without a prices file;
+`make install` puts every page (sections 1, 5 and 7) and every completion
+in place, and `make uninstall` takes them all away.
 
 The interactive tools (tw-auth, fb-auth) take a command as their first
 argument instead of records (`Usage: tw-auth COMMAND`): the commands the tool
@@ -50,7 +53,7 @@ MAKEFILE = ROOT / "Makefile"
 TOOLS = sorted(p.stem for p in MAN.glob("*.1"))
 PAGES = sorted(p.name for p in MAN.iterdir() if re.fullmatch(r".+\.[1-9]", p.name))
 # Options whose value is one of a fixed set, wherever a tool has them.
-CHOICE_OPTIONS = ("format", "api", "access")
+CHOICE_OPTIONS = ("format", "api", "access", "plan")
 # The Graph tools' version option: any vNN.0 is accepted, so the completions
 # offer the versions Meta serves and the man page names the default.
 GRAPH_VERSION_OPTION = "graph-version"
@@ -65,6 +68,9 @@ QUIET_OPTION = "quiet"
 # (--credentials, else $SOCIALPIPE_CREDENTIALS, else the XDG default), in
 # every shell; fish's completions share one autoloaded function for it.
 PROFILE_OPTION = "profile"
+# The page of the prices file (contract §7): its KEYS section gives each key
+# as `.It Cm KEY` and its built-in price first, `0.015: a post ...`.
+PRICES_PAGE = "socialpipe-prices.5"
 # Contract §3 (docs/contract.md): 0, 1, 2, 3, 130/143, and 141 for a closed stdout.
 CONTRACT_EXIT_STATUSES = {0, 1, 2, 3, 130, 141, 143}
 # Statuses the tools have and the contract does not have yet: issue 7 made
@@ -634,6 +640,56 @@ def test_man_page_lists_the_exit_statuses_of_help(tool, name):
 def man_exit_statuses(page):
     section = man_section(man_source(page), "EXIT STATUS")
     return {int(n) for n in re.findall(r"(?m)^\.It (?:Sy )?(\d+)\s*$", section)}
+
+
+def man_prices():
+    """{key: built-in price} as the prices page's KEYS section gives them."""
+    section = man_section(man_source(PRICES_PAGE), "KEYS")
+    return {key: float(price) for key, price in re.findall(r"(?m)^\.It Cm ([a-z_]+)\n([0-9]+\.[0-9]+):", section)}
+
+
+def dry_run_cost(argv, env, stdin=None):
+    """The `cost` of the one envelope of a dry run with --cost."""
+    p = subprocess.run(argv, input=stdin or "", capture_output=True, text=True, timeout=TIMEOUT,
+                       env=dict(env, LC_ALL="C.UTF-8", LANG="C.UTF-8"))
+    assert p.returncode == 0, (argv, p.returncode, p.stderr)
+    envelopes = [json.loads(line) for line in p.stdout.splitlines()]
+    assert len(envelopes) == 1, p.stdout
+    return envelopes[0]["cost"]
+
+
+def test_prices_page_gives_the_keys_and_prices_the_tools_charge(tool, tmp_path):
+    post, friends = built(tool, "tw-post"), built(tool, "tw-friends")
+    env = offline_env(tmp_path)
+    # The keys: a prices file with an unknown one makes the tools name them all.
+    unknown = tmp_path / "unknown.json"
+    unknown.write_text('{"x": {"docs_test_no_such_key": 1}}', encoding="utf-8")
+    p = run([post, "--prices", str(unknown), "--dry-run", "x"], env=env)
+    m = re.search(r"the keys: ([a-z_, ]+)\)", p.stderr)
+    assert p.returncode == 3 and m, (p.returncode, p.stderr)
+    keys = m.group(1).split(", ")
+    page = man_prices()
+    assert sorted(page) == sorted(keys), "%s: KEYS vs the keys the tools know" % PRICES_PAGE
+    # Each built-in price: what a dry run shows for a record that needs it,
+    # every other key priced 0 by a prices file.
+    png = tmp_path / "shot.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(56))
+    needs = {
+        "post_create": ([post, "a post"], None),
+        "post_create_url": ([post, "a post with a link: example.com"], None),
+        "media_metadata": ([post, "--media-dir", str(tmp_path)],
+                           '{"text": "", "media": [{"path": "shot.png", "alt": "a shot"}]}'),
+        "user_read": ([friends, "--page-size", "1", "jack"], None),
+        "following_read": ([friends, "--page-size", "1", "jack"], None),
+        "owned_read": ([friends, "--page-size", "1", "--me"], None),
+    }
+    assert sorted(needs) == sorted(keys), "keys this test cannot price: %r" % sorted(set(keys) - set(needs))
+    for key in keys:
+        others = tmp_path / ("all-but-%s.json" % key)
+        others.write_text(json.dumps({"x": {other: 0 for other in keys if other != key}}), encoding="utf-8")
+        argv, stdin = needs[key]
+        cost = dry_run_cost([argv[0], "--dry-run", "--cost", "--prices", str(others), *argv[1:]], env, stdin)
+        assert cost == page[key], "%s: %s is %s in %s; the tools charge %s" % (key, key, page[key], PRICES_PAGE, cost)
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -20,6 +20,10 @@ complete -c tw-friends -l me -d 'List the accounts the authenticated user follow
 complete -c tw-friends -l api -x -a '2\t"API v2 (default)" 1.1\t"API v1.1"' -d 'API version'
 complete -c tw-friends -l page-size -x -d 'Accounts per request (v2 1-1000, v1.1 1-5000)'
 complete -c tw-friends -l fields -x -a '(__tw_friends_fields)' -d 'User fields to ask for (v2 user.fields)'
+complete -c tw-friends -l cost -d "Add each outcome's estimated cost in dollars to its envelope"
+complete -c tw-friends -l max-cost -x -d 'Spend at most this many dollars in the run'
+complete -c tw-friends -l prices -rF -d 'X prices file'
+complete -c tw-friends -l plan -x -a 'self-serve\t"Pay-per-usage (default)" enterprise\t"Enterprise"' -d "The X app's plan"
 complete -c tw-friends -s j -l parallel -x -d 'At most N requests in flight (default 4)'
 complete -c tw-friends -l unordered -d 'Write outcomes as they complete'
 complete -c tw-friends -l dry-run -d 'Build and sign each first request, send nothing'

@@ -9,6 +9,10 @@ complete -c tw-post -l api -x -a '2\t"API v2 (default)" 1.1\t"API v1.1"' -d 'API
 complete -c tw-post -l max-length -x -d 'Largest weighted length accepted (default 280)'
 complete -c tw-post -l no-length-check -d 'Do not measure the text'
 complete -c tw-post -l media-dir -x -a '(__fish_complete_directories)' -d 'Directory the media paths are in (default .)'
+complete -c tw-post -l cost -d "Add each outcome's estimated cost in dollars to its envelope"
+complete -c tw-post -l max-cost -x -d 'Spend at most this many dollars in the run'
+complete -c tw-post -l prices -rF -d 'X prices file'
+complete -c tw-post -l plan -x -a 'self-serve\t"Pay-per-usage (default)" enterprise\t"Enterprise"' -d "The X app's plan"
 complete -c tw-post -s j -l parallel -x -d 'At most N posts in flight (default 1)'
 complete -c tw-post -l unordered -d 'Write outcomes as they complete'
 complete -c tw-post -l dry-run -d 'Build and sign each request, send nothing'
