@@ -156,7 +156,9 @@ final class FriendsJob: Job {
     /// What each account of a page costs: less for the authenticated user's
     /// own list. (X prices it so when that user also owns the app; for a
     /// token of another account, a prices file gives owned_read its price.)
+    /// X lists only v2's endpoint as an owned read, never v1.1's.
     private func accountPrice(_ authorizer: XAuthorizer) -> XPrices.Key {
+        if lister.legacy { return .followingRead }
         if case .me = selector { return .ownedRead }
         if let userID, userID == authorizer.userID { return .ownedRead }
         return .followingRead

@@ -57,14 +57,31 @@ import TestSupport
         var post = spec(Price(each: Money(micros: 15_000)))
         #expect(reserved(spending.admit(&post, ahead: .zero)) == Money(micros: 15_000))
         #expect(reserved(spending.admit(&post, ahead: .zero)) == Money(micros: 15_000))
+        // A post that failed costs nothing: its share pays for another.
+        spending.release(Money(micros: 15_000))
+        #expect(reserved(spending.admit(&post, ahead: .zero)) == Money(micros: 15_000))
         guard case .fail(let error) = spending.admit(&post, ahead: .zero) else {
             Issue.record("a third post went over the budget")
             return
         }
         #expect(error.kind == .budget)
-        spending.release(Money(micros: 15_000))
-        #expect(reserved(spending.admit(&post, ahead: .zero)) != nil)
         #expect(spending.anyPriced)
+    }
+
+    /// Contract §7: once the budget refuses a request, so does it every later
+    /// record's priced request, even a cheaper one; what a record reserved before still goes.
+    @Test func onceTheBudgetRefusesLaterPricedRequestsAreRefusedToo() {
+        let spending = Spending(budget: Money(decimal: "0.1"))
+        var dear = spec(Price(each: Money(micros: 200_000)))
+        var cheap = spec(Price(each: Money(micros: 15_000)))
+        var free = spec(nil)
+        guard case .fail = spending.admit(&dear, ahead: .zero), case .fail(let error) = spending.admit(&cheap, ahead: .zero) else {
+            Issue.record("a request went after the budget refused one")
+            return
+        }
+        #expect(error.kind == .budget && error.message.contains("ran out earlier"))
+        #expect(reserved(spending.admit(&free, ahead: .zero)) == .zero)
+        #expect(reserved(spending.admit(&cheap, ahead: Money(micros: 15_000))) == Money(micros: 15_000))
     }
 
     @Test func aPageAsksForNoMoreThanTheBudgetLeftPaysFor() {

@@ -68,7 +68,9 @@ def stderr_lines(r):
 
 
 def summary_lines(r, name):
-    return [l for l in stderr_lines(r) if re.fullmatch(re.escape(name) + r": \d+ of \d+ failed \(.*\)", l)]
+    # An X tool's line ends with what the run cost (contract §7).
+    return [l for l in stderr_lines(r)
+            if re.fullmatch(re.escape(name) + r": \d+ of \d+ failed \(.*\)(; estimated cost \$\d+\.\d{3})?", l)]
 
 
 # --------------------------------------------------------------------------------------

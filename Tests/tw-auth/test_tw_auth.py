@@ -964,7 +964,8 @@ def test_status_all_checks_every_profile_and_one_invalid_fails_the_run(detached,
     lines = status_lines(p)
     assert sorted(l["profile"] for l in lines) == ["good", "reader", "stale"], lines
     by = {l["profile"]: l for l in lines}
-    assert by["good"] == {"profile": "good", "method": "oauth1", "valid": True, "account": DEMO_ACCOUNT}, by
+    assert by["good"] == {"profile": "good", "method": "oauth1", "valid": True, "account": DEMO_ACCOUNT,
+                          "access": "read-write"}, by
     assert by["reader"]["method"] == "app" and by["reader"]["valid"] is True and "account" not in by["reader"], by
     assert by["stale"]["method"] == "oauth2" and by["stale"]["valid"] is False and by["stale"]["problem"], by
     # All valid: exit 0.

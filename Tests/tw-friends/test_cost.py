@@ -59,6 +59,13 @@ def test_your_own_list_is_an_owned_read(run, sb):
     assert round(sum(e["cost"] for e in r.envelopes), 6) == pytest.approx(2.51)
 
 
+def test_your_own_list_through_v1_1_is_not_an_owned_read(run, sb):
+    # X prices only v2's following endpoint as an owned read.
+    r = run(["--cost", "--me", "--api", "1.1"])
+    assert r.returncode == 0 and len(r.envelopes) == 2500, r
+    assert charged(sb) == pytest.approx(25.0) and estimate(r) == pytest.approx(25.0)
+
+
 def test_a_user_id_needs_no_lookup(run, sb):
     r = run(["--cost"], jl({"user_id": "1000000000000000013"}))
     assert r.returncode == 0 and len(r.envelopes) == 1000, r

@@ -124,6 +124,17 @@ def test_a_record_is_not_half_sent_when_the_budget_ends(run, sb, media_dir):
     assert [e for e in x_requests(sb) if "/2/media" in e["path"]] == []
 
 
+def test_once_the_budget_ends_a_later_cheaper_record_is_not_sent_either(run, sb):
+    r = run(["--max-cost", "0.1"], jl("first", "dear https://example.com", "cheap after it"))
+    assert [e.get("error", {}).get("kind") for e in r.envelopes] == [None, "budget", "budget"], r
+    assert "ran out earlier" in r.envelopes[2]["error"]["message"]
+    assert sb.posts("x")["total"] == 1
+    assert b"tw-post: 2 of 3 failed (budget 2); estimated cost $0.015\n" == r.stderr, r
+    # Nothing priced sent at all: no estimate to give.
+    r = run(["--max-cost", "0"], jl("none"))
+    assert r.stderr == b"tw-post: 1 of 1 failed (budget 1)\n", r
+
+
 @pytest.mark.parametrize("value", ["-1", "abc", "1e3", ""])
 def test_a_bad_max_cost_is_a_usage_error(run, sb, value):
     r = run(["--max-cost", value], jl("x"))

@@ -47,6 +47,8 @@ final class Spending {
     private(set) var reserved = Money.zero
     /// Whether a priced request was sent (or shown in a dry run).
     private(set) var anyPriced = false
+    /// Whether the budget refused a request: later priced ones are refused too.
+    private var exhausted = false
     /// The refusal that stopped each API (by its service's identity).
     private var stopped: [ObjectIdentifier: RecordError] = [:]
 
@@ -74,25 +76,33 @@ final class Spending {
                                      + refusal.message + ")"))
         }
         guard let price = spec.price else { return .go(reserved: .zero, aheadChange: .zero) }
-        if price.most > .zero || price.andLater > .zero { anyPriced = true }
+        let priced = price.most > .zero || price.andLater > .zero
         if price.andLater == .zero && ahead >= price.most {
             // The record reserved it with an earlier request.
+            if priced { anyPriced = true }
             return .go(reserved: price.most, aheadChange: .zero - price.most)
         }
         let needed = price.most + price.andLater - ahead
+        if let budget, exhausted && priced {
+            return .fail(RecordError(.budget, "not sent: --max-cost \(budget.exactDollars) ran out earlier in this run"))
+        }
         guard let left, needed > left else {
+            if priced { anyPriced = true }
             reserved += needed
             return .go(reserved: price.most, aheadChange: price.andLater - ahead)
         }
         if let fit = price.fitting, price.each > .zero, ahead == .zero {
             let units = Int(left.micros / price.each.micros)
             if units >= 1 {
+                anyPriced = true
                 fit(&spec.request, units)
                 spec.price?.units = units
                 reserved += price.each * units
                 return .go(reserved: price.each * units, aheadChange: .zero)
             }
         }
+        // Once the budget refuses a request, every later one that has a price is refused too.
+        exhausted = true
         return .fail(Self.overBudget(needed: needed, left: left, budget: budget ?? .zero))
     }
 
