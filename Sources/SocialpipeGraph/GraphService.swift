@@ -157,12 +157,9 @@ public final class GraphService: APIService {
         467: "the token is invalid: the user logged out",
         492: "the session is invalid",
         // Contract §7: data access lapses 90 days after the user last used the app.
-        dataAccessExpired: "the app's access to the user's data expired after 90 days without use: "
+        493: "the app's access to the user's data expired after 90 days without use: "
             + "log in again with fb-auth device",
     ]
-
-    /// Code 190's subcode for a token whose data access lapsed.
-    static let dataAccessExpired: Int64 = 493
 
     /// `--verbose` shows the version that answered.
     public func verboseDetail(_ response: HTTPResponse) -> String? {

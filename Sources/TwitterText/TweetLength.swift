@@ -12,8 +12,14 @@
 public enum TweetLength {
     /// The weighted length of `text` (after NFC normalisation and CR/CRLF → LF).
     public static func weightedLength(_ text: String) -> Int {
+        measure(text).weightedLength
+    }
+
+    /// The weighted length of `text`, and whether it holds a URL (what X
+    /// would link, and prices as a post with a URL), from one scan.
+    public static func measure(_ text: String) -> (weightedLength: Int, containsURL: Bool) {
         let scalars = normalizedScalars(text)
-        if scalars.isEmpty { return 0 }
+        if scalars.isEmpty { return (0, false) }
         let urls = URLExtractor.entities(scalars)
         var emoji = EmojiScanner(scalars)
         var total = 0
@@ -34,7 +40,7 @@ public enum TweetLength {
             total += weight(scalars[index])
             index += 1
         }
-        return total / scale
+        return (total / scale, !urls.isEmpty)
     }
 
     /// Whether `text` weighs more than `limit` whatever it holds, told from
@@ -47,8 +53,8 @@ public enum TweetLength {
         text.unicodeScalars.count > 600 * (limit + 1)
     }
 
-    /// Whether the text holds a URL, as twitter-text finds them: what X
-    /// would link (and prices as a post with a URL).
+    /// Whether the text holds a URL, as twitter-text finds them (`measure`
+    /// tells it with the length).
     public static func containsURL(_ text: String) -> Bool {
         !URLExtractor.entities(normalizedScalars(text)).isEmpty
     }

@@ -228,7 +228,7 @@ final class FriendsJob: Job {
         let accounts: [Range<Int>]
         let next: String?
         do throws(PageProblem) {
-            (accounts, next) = lister.legacy ? try readIDs(page) : try readUsers(page)
+            (accounts, next) = lister.legacy ? try readIDs(page, answer.body) : try readUsers(page, answer.body)
         } catch {
             return .fail(RecordError(.http, "the page could not be read: \(error.why)", status: answer.status))
         }
@@ -246,8 +246,8 @@ final class FriendsJob: Job {
     }
 
     /// A v2 page's users (objects, each with an id of digits) and the next page's token.
-    private func readUsers(_ page: RawJSON) throws(PageProblem) -> (accounts: [Range<Int>], next: String?) {
-        let users = try list("data", of: page)
+    private func readUsers(_ page: RawJSON, _ body: ResponseBody) throws(PageProblem) -> (accounts: [Range<Int>], next: String?) {
+        let users = try list("data", of: page, body)
         for user in users {
             guard page.isObject(user), let id = page.member("id", of: user).flatMap(page.string), Record.isID(id) else {
                 throw PageProblem(why: "an account is not a user object with an id")
@@ -264,8 +264,8 @@ final class FriendsJob: Job {
     }
 
     /// A v1.1 page's ids (strings of digits, or integers) and the next cursor ("0" ends the list).
-    private func readIDs(_ page: RawJSON) throws(PageProblem) -> (accounts: [Range<Int>], next: String?) {
-        let ids = try list("ids", of: page)
+    private func readIDs(_ page: RawJSON, _ body: ResponseBody) throws(PageProblem) -> (accounts: [Range<Int>], next: String?) {
+        let ids = try list("ids", of: page, body)
         for id in ids {
             let digits = page.isString(id) ? page.string(id) : page.withText(id) { String(decoding: $0, as: UTF8.self) }
             guard let digits, Record.isID(digits) else { throw PageProblem(why: "an id is not a string of digits") }
@@ -277,13 +277,14 @@ final class FriendsJob: Job {
         return (ids, text == "0" ? nil : text)
     }
 
-    /// The elements of the page's list `name` (none when it is absent); the
-    /// page must be an object, and the list a list.
-    private func list(_ name: StaticString, of page: RawJSON) throws(PageProblem) -> [Range<Int>] {
+    /// The elements of the page's list `name` (none when it is absent), as
+    /// `body` found them to price the page; the page must be an object, and
+    /// the list a list.
+    private func list(_ name: StaticString, of page: RawJSON, _ body: ResponseBody) throws(PageProblem) -> [Range<Int>] {
         guard page.isObject(page.root) else { throw PageProblem(why: "it is not a JSON object") }
         guard let list = page.member(name, of: page.root) else { return [] }
         guard page.isArray(list) else { throw PageProblem(why: "its \(name) is not a list") }
-        return page.elements(of: list)
+        return body.elements(of: name)
     }
 
     /// Why a page's contents cannot be copied out.

@@ -47,6 +47,8 @@ final class TwitterPoster: RecordTool {
         var mediaIDs: [String]
         /// Files to upload first; their ids follow `mediaIDs`.
         var media: [XMediaFile] = []
+        /// Whether the text holds a URL (X charges more for such a post).
+        var containsURL = false
     }
 
     func post(of record: Record) throws(RecordError) -> Post {
@@ -83,11 +85,11 @@ final class TwitterPoster: RecordTool {
             throw RecordError(.validation, "text is \(text.unicodeScalars.count) code points, far over the limit of \(maxLength) "
                 + "by X's weighted count")
         }
-        if let maxLength {
-            let length = TweetLength.weightedLength(text)
-            if length > maxLength {
-                throw RecordError(.validation, "text is \(length) characters by X's weighted count, over the limit of \(maxLength)")
-            }
+        // The text is scanned once for its length and its URLs.
+        let measured = maxLength == nil ? nil : TweetLength.measure(text)
+        if let maxLength, let measured, measured.weightedLength > maxLength {
+            throw RecordError(.validation, "text is \(measured.weightedLength) characters by X's weighted count, "
+                              + "over the limit of \(maxLength)")
         }
         // Only a record that passed every other check has its files opened.
         var media: [XMediaFile] = []
@@ -101,7 +103,8 @@ final class TwitterPoster: RecordTool {
             media.append(try XMediaFile(file: file, category: item.category, alt: item.alt))
         }
         try Self.checkMix(media, alongside: mediaIDs.count)
-        return Post(text: text, replyTo: replyTo, quote: quote, mediaIDs: mediaIDs, media: media)
+        return Post(text: text, replyTo: replyTo, quote: quote, mediaIDs: mediaIDs, media: media,
+                    containsURL: measured?.containsURL ?? TweetLength.containsURL(text))
     }
 
     /// X takes at most 4 images, or 1 GIF, or 1 video, in a post, on any
@@ -137,7 +140,7 @@ final class TwitterPoster: RecordTool {
 
     /// What X charges for `post` once made: more when its text holds a URL.
     func price(of post: Post) -> Price {
-        x.price(TweetLength.containsURL(post.text) ? .postCreateURL : .postCreate)
+        x.price(post.containsURL ? .postCreateURL : .postCreate)
     }
 
     /// What a record may cost all told: its post and its alt texts.

@@ -246,6 +246,8 @@ public final class ResponseBody {
     public let bytes: [UInt8]
     private var parsed: JSON??
     private var checked: RawJSON??
+    /// The last top-level list read in place, by name.
+    private var listed: (name: String, elements: [Range<Int>])?
 
     public init(_ bytes: [UInt8]) {
         self.bytes = bytes
@@ -268,6 +270,17 @@ public final class ResponseBody {
         let value = RawJSON(bytes)
         checked = .some(value)
         return value
+    }
+
+    /// The elements of the object answer's top-level list `name` (none when
+    /// it is absent or no list), found once however many read them: a
+    /// page's price counts them, its job writes them.
+    public func elements(of name: StaticString) -> [Range<Int>] {
+        if let listed, listed.name == name.description { return listed.elements }
+        guard let raw, raw.isObject(raw.root), let list = raw.member(name, of: raw.root), raw.isArray(list) else { return [] }
+        let elements = raw.elements(of: list)
+        listed = (name.description, elements)
+        return elements
     }
 
     /// Whether the body is one JSON value; an empty body counts as one when `emptyAllowed`.

@@ -27,8 +27,7 @@ public struct Price {
     /// What `answer` is charged: one unit, or one per element listed.
     func charged(_ answer: Answer) -> (units: Int, amount: Money) {
         guard let listed else { return (1, each) }
-        guard let raw = answer.body.raw, let list = raw.member(listed, of: raw.root), raw.isArray(list) else { return (0, .zero) }
-        let count = raw.elements(of: list).count
+        let count = answer.body.elements(of: listed).count
         return (count, each * count)
     }
 }

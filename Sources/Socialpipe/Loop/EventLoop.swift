@@ -100,7 +100,7 @@ public final class EventLoop {
         output.flush()
         progress.clear()
         let status = status()
-        summarizeFailures()
+        summarize()
         return status
     }
 
@@ -116,7 +116,7 @@ public final class EventLoop {
     /// (`--cost`, `--max-cost`, `--dry-run`) gets the line even when nothing
     /// failed (`tw-post: 5 done; …`). A run that did not ask stays quiet on
     /// success, as a filter under cron should.
-    private func summarizeFailures() {
+    private func summarize() {
         guard queue.style == .envelopes, !output.isClosed else { return }
         let priced = engine?.spending.anyPriced ?? false
         let failures = isatty(output.fd) == 0 ? queue.failureSummary : nil
