@@ -68,11 +68,15 @@ $(VENV)/.installed: Tests/requirements.txt
 	touch $@
 
 # The core's unit tests build in debug (Swift Testing does not link with the
-# static stdlib); the tools are tested as built for release.
+# static stdlib); the tools are tested as built for release. The end-to-end
+# tests run in TEST_JOBS processes (pytest-xdist), a test file per process at
+# a time, so a module's sandbox serves all its tests.
+TEST_JOBS ?= $(shell nproc)
+PYTEST    = $(VENV)/bin/pytest -q -n $(TEST_JOBS) --dist loadfile
 test: test-deps venv build
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
-	SOCIALPIPE_BIN=$(CURDIR)/$(RELEASE) $(VENV)/bin/pytest -q Tests
+	SOCIALPIPE_BIN=$(CURDIR)/$(RELEASE) $(PYTEST) Tests
 
 # The fuzz targets (Fuzz/, a package of its own) built once with libFuzzer
 # and AddressSanitizer, then each run for FUZZ_SECONDS over its seed corpus
@@ -114,8 +118,8 @@ define sanitized
 	export $(3)=log_path=$(CURDIR)/$(2)/reports/report; \
 	echo "$(SWIFT) test --skip-build --disable-xctest $(4) --sanitize=$(1) --build-path $(2)"; \
 	$(SWIFT) test --skip-build --disable-xctest $(4) --sanitize=$(1) --build-path $(2) || status=1; \
-	echo "SOCIALPIPE_BIN=$(CURDIR)/$(2)/debug $(VENV)/bin/pytest -q $(SANITIZE_TESTS) -k '$(SANITIZE_SELECT)'"; \
-	SOCIALPIPE_BIN=$(CURDIR)/$(2)/debug $(VENV)/bin/pytest -q $(SANITIZE_TESTS) -k '$(SANITIZE_SELECT)' || status=1; \
+	echo "SOCIALPIPE_BIN=$(CURDIR)/$(2)/debug $(PYTEST) $(SANITIZE_TESTS) -k '$(SANITIZE_SELECT)'"; \
+	SOCIALPIPE_BIN=$(CURDIR)/$(2)/debug $(PYTEST) $(SANITIZE_TESTS) -k '$(SANITIZE_SELECT)' || status=1; \
 	for report in $(2)/reports/report*; do \
 	  [ -e "$$report" ] || continue; status=1; echo "sanitize: $(1) sanitizer report $$report:"; cat "$$report"; \
 	done; \
