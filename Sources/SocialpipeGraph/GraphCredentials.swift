@@ -34,6 +34,11 @@ public struct FacebookCredentials: Sendable {
 }
 
 extension FacebookCredentials {
+    /// Whether a profile (the file's object for it) holds a Facebook token.
+    public static func held(in profile: JSON) -> Bool {
+        profile.member("facebook")?.member("access_token")?.string.map { !$0.isEmpty } ?? false
+    }
+
     /// A Page's token, whose `me` is the Page, cannot read a person's
     /// permissions: the user token kept beside it can (graph-api.md §4).
     public var userCredentials: FacebookCredentials? {
