@@ -13,9 +13,11 @@ public struct FacebookCredentials: Sendable {
     public var tokenType: String?
     /// When the token expires (epoch seconds), when fb-auth stored that.
     public var expiresAt: Double?
+    /// The user token fb-auth keeps beside a Page's token (`user_access_token`).
+    public var userAccessToken: String?
 
     public init(accessToken: String, appSecret: String? = nil, appID: String? = nil, origin: String,
-                profile: String? = nil, tokenType: String? = nil, expiresAt: Double? = nil) {
+                profile: String? = nil, tokenType: String? = nil, expiresAt: Double? = nil, userAccessToken: String? = nil) {
         self.accessToken = accessToken
         self.appSecret = appSecret
         self.appID = appID
@@ -23,11 +25,27 @@ public struct FacebookCredentials: Sendable {
         self.profile = profile
         self.tokenType = tokenType
         self.expiresAt = expiresAt
+        self.userAccessToken = userAccessToken
     }
 
     /// The fields of a profile's `facebook` section checked at start.
-    public static let fileFields: [CredentialField] = ["access_token", "app_secret", "app_id", "token_type"]
+    public static let fileFields: [CredentialField] = ["access_token", "app_secret", "app_id", "token_type", "user_access_token"]
         .map { CredentialField.string("facebook", $0) } + [.time("facebook", "expires_at")]
+}
+
+extension FacebookCredentials {
+    /// Whether a profile (the file's object for it) holds a Facebook token.
+    public static func held(in profile: JSON) -> Bool {
+        profile.member("facebook")?.member("access_token")?.string.map { !$0.isEmpty } ?? false
+    }
+
+    /// A Page's token, whose `me` is the Page, cannot read a person's
+    /// permissions: the user token kept beside it can (graph-api.md §4).
+    public var userCredentials: FacebookCredentials? {
+        guard tokenType == "page", let user = userAccessToken, !user.isEmpty else { return nil }
+        return FacebookCredentials(accessToken: user, appSecret: appSecret, appID: appID,
+                                   origin: "the user token of \(origin)", profile: profile, tokenType: "user")
+    }
 }
 
 /// The Facebook credentials a record gets.
@@ -46,7 +64,8 @@ extension CredentialSource where Credentials == FacebookCredentials {
             return FacebookCredentials(accessToken: token, appSecret: section["app_secret"]?.string,
                                        appID: section["app_id"]?.string, origin: "profile \"\(name)\"", profile: name,
                                        tokenType: section["token_type"]?.string,
-                                       expiresAt: CredentialField.time(section["expires_at"]))
+                                       expiresAt: CredentialField.time(section["expires_at"]),
+                                       userAccessToken: section["user_access_token"]?.string)
         }
     }
 

@@ -26,6 +26,17 @@ public struct ProfileEditor {
         }
     }
 
+    /// Every profile's section, as the file holds it now, in the file's order.
+    public func sections() throws(RecordError) -> [(profile: String, section: JSON)] {
+        do throws(CredentialFile.Problem) {
+            return (try CredentialFile.read(path)["profiles"]?.members ?? []).compactMap { entry in
+                entry.value.member(service).flatMap { $0.kind == .object ? (entry.key, $0) : nil }
+            }
+        } catch {
+            throw RecordError(.auth, error.message)
+        }
+    }
+
     /// A value from the environment, else the profile, else asked on the terminal.
     public func value(_ variable: String, _ field: String, of profile: String, question: String,
                       secret: Bool) throws(RecordError) -> String {
@@ -47,6 +58,21 @@ public struct ProfileEditor {
         } catch {
             throw RecordError(.auth, "cannot store the credentials: \(error.message)")
         }
+    }
+
+    /// Removes `fields` from the profile's section (`logout`); a section
+    /// left empty goes, and a profile left empty goes from the file, which
+    /// stderr is told, so that `status --all` does not meet it again.
+    public func remove(_ fields: [String], of profile: String) throws(RecordError) {
+        let removed: Bool
+        do throws(CredentialFile.Problem) {
+            removed = try CredentialFile.update(path, profile: profile, service: service, removingEmpty: true) { section in
+                for key in fields { section.remove(member: key) }
+            }
+        } catch {
+            throw RecordError(.auth, "cannot store the credentials: \(error.message)")
+        }
+        if removed { Diagnostics.say("profile \"\(profile)\" held nothing else: removed it from \(path)") }
     }
 
     /// The credentials file as an interactive tool starts with it: its path
@@ -85,6 +111,17 @@ public struct ProfileEditor {
             let records = profiles.filter { document["profiles"]?.member($0).map(has) ?? false }.map(Self.record)
             if records.isEmpty { throw .configuration("no profile of \(path) has \(what)") }
             return records
+        }
+
+        /// The record of `status` for the chosen profile, when the file has
+        /// it and it holds the service's credentials (`has`, given the
+        /// profile's object); a profile without them is a configuration
+        /// error, `missing(profile)`: there is nothing to check.
+        public func checkedProfile(where has: (JSON) -> Bool, else missing: (String) -> String) throws(StartupError) -> JSON {
+            if let chosen, let profile = document["profiles"]?.member(chosen), !has(profile) {
+                throw .configuration(missing(chosen))
+            }
+            return Self.record(chosen)
         }
 
         /// The record of a command about a profile the file has (`logout`):

@@ -49,6 +49,14 @@ public struct TwitterCredentials: Sendable {
 
     static let environmentOrigin = "the environment"
 
+    /// Whether a profile (the file's object for it) holds X credentials: a
+    /// token of any kind. The app's key and secret alone, which `tw-auth
+    /// logout` leaves, are not credentials to check or use.
+    public static func held(in profile: JSON) -> Bool {
+        guard let section = profile.member("twitter") else { return false }
+        return ["access_token", "access_token_secret", "bearer_token", "oauth2"].contains { section.member($0) != nil }
+    }
+
     /// The fields of a profile's `twitter` section checked at start.
     public static let fileFields: [CredentialField] = ["consumer_key", "consumer_secret", "access_token", "access_token_secret",
                                                        "bearer_token"].map { CredentialField.string("twitter", $0) }

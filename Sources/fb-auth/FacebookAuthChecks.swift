@@ -174,11 +174,37 @@ final class LogoutJob: ProfileJob<FacebookAuth>, Job {
             }
             // A Page token cannot revoke its user's permissions.
             guard let token = FacebookAuth.userToken(section) else { return finish(revoked: false) }
+            if let warning = try endingOthers(userToken: token, appID: section[field: "app_id"]) { Diagnostics.say(warning) }
             return .send(auth.request("DELETE", "/me/permissions",
                                       authorizer: try auth.bearer(token, appSecret: section[field: "app_secret"], profile: profile)))
         } catch {
             return .fail(error)
         }
+    }
+
+    /// What to say before revoking: Facebook revokes the app for the user,
+    /// which ends the tokens of the other profiles that hold this user
+    /// token (or a Page token beside it), and of those of the same app
+    /// that are the same user's, which only Facebook could tell.
+    private func endingOthers(userToken: String, appID: String?) throws(RecordError) -> String? {
+        var same: [String] = []
+        var sameApp: [String] = []
+        for (name, section) in try auth.profiles.sections() where name != profile && section[field: "access_token"]?.isEmpty == false {
+            if FacebookAuth.userToken(section) == userToken {
+                same.append(name)
+            } else if let appID, section[field: "app_id"] == appID {
+                sameApp.append(name)
+            }
+        }
+        func named(_ names: [String]) -> String {
+            (names.count == 1 ? "profile " : "profiles ") + names.map { "\"\($0)\"" }.joined(separator: ", ")
+        }
+        var ended: [String] = []
+        if !same.isEmpty { ended.append("the tokens of \(named(same)) (the same user's)") }
+        if !sameApp.isEmpty { ended.append("those of \(named(sameApp)) if they are the same user's (the same app's)") }
+        guard !ended.isEmpty else { return nil }
+        return "Facebook revokes the app for the user of profile \"\(profile)\": that also ends "
+            + ended.joined(separator: ", and ")
     }
 
     private func next(after answer: Answer) -> JobStep {
@@ -192,7 +218,7 @@ final class LogoutJob: ProfileJob<FacebookAuth>, Job {
 
     private func finish(revoked: Bool) -> JobStep {
         do throws(RecordError) {
-            try auth.profiles.store(profile, [], removing: ["access_token", "user_access_token", "token_type", "expires_at"])
+            try auth.profiles.remove(["access_token", "user_access_token", "token_type", "expires_at"], of: profile)
         } catch {
             return .fail(error)
         }

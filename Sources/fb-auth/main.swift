@@ -54,13 +54,14 @@ let status = ToolMain.run(tool, options: [
     let records: [JSON]
     switch command {
     case .status where arguments.isSet(InteractiveOptions.all):
-        records = try start.everyProfile(where: { $0.member("facebook")?.member("access_token")?.string != nil },
-                                         else: "a Facebook token")
+        records = try start.everyProfile(where: FacebookCredentials.held, else: "a Facebook token")
     case .status:
         // As the other tools choose: the profile, else the environment's token.
         if let chosen = start.chosen {
             guard start.profiles.contains(chosen) else { throw .configuration("no profile \"\(chosen)\" in \(start.path)") }
-            records = [ProfileEditor.Start.record(chosen)]
+            records = [try start.checkedProfile(where: FacebookCredentials.held) {
+                "profile \"\($0)\" has no Facebook token in \(start.path): get one with fb-auth device --profile \($0)"
+            }]
         } else if Environment.nonEmpty("FB_ACCESS_TOKEN") != nil {
             records = [ProfileEditor.Start.record(nil)]
         } else {

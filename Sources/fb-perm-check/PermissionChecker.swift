@@ -9,10 +9,16 @@ final class PermissionChecker: RecordTool {
     let graph: GraphSetup
     /// Whether each record also inspects its token (`--token`).
     let inspectsToken: Bool
+    /// `-v`: also say which token asks for the permissions.
+    let verbose: Bool
+    /// The unknown names warned about, and the profiles whose user token was said to ask.
+    private var warnedNames: Set<String> = []
+    private var toldUserToken: Set<String> = []
 
-    init(graph: GraphSetup, inspectsToken: Bool) {
+    init(graph: GraphSetup, inspectsToken: Bool, verbose: Bool) {
         self.graph = graph
         self.inspectsToken = inspectsToken
+        self.verbose = verbose
     }
 
     func start(_ record: Record, reply: Reply) -> Job? {
@@ -87,6 +93,32 @@ final class PermissionChecker: RecordTool {
                 + "at most \(longestName))")
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Most unknown names warned about in a run: a stream of made-up names
+    /// must not flood stderr, nor fill memory.
+    static let mostWarnings = 20
+
+    /// A warning on stderr (even with `-q`) for each name, once a run, that
+    /// is neither a known permission nor a removed one: a misspelt name would
+    /// otherwise read `not_requested` in silence, and fail a gate.
+    func warnAboutUnknown(_ names: [String]) {
+        for name in names where Self.removed[name] == nil && warnedNames.count < Self.mostWarnings {
+            guard let warning = GraphPermissions.warning(about: name), warnedNames.insert(name).inserted else { continue }
+            Diagnostics.say(warning + (warnedNames.count == Self.mostWarnings ? " (no more such warnings this run)" : ""))
+        }
+    }
+
+    /// Who asks for the permissions: the record's credentials, or when they
+    /// are a Page's token, the user token fb-auth keeps beside it.
+    func permissionsAuthorizer(_ authorizer: GraphAuthorizer) throws(RecordError) -> GraphAuthorizer {
+        let credentials = authorizer.credentials
+        guard let user = credentials.userCredentials else { return authorizer }
+        if verbose, toldUserToken.insert(credentials.origin).inserted {
+            Diagnostics.say("\(credentials.origin) holds a Page token, whose me is the Page: its user_access_token "
+                + "asks for the user's permissions")
+        }
+        return try GraphAuthorizer(user, crypto: graph.crypto, carrying: [credentials.accessToken])
     }
 
     /// The user's permissions, shared by every record of the run that asks
@@ -229,11 +261,12 @@ final class CheckJob: Job {
     func begin() -> JobStep {
         do throws(RecordError) {
             let question = try PermissionChecker.question(of: record)
+            checker.warnAboutUnknown(question.names)
             let authorizer = try checker.graph.authorizer(for: record)
             self.question = question
             self.authorizer = authorizer
             if question.names.contains(where: { PermissionChecker.removed[$0] == nil }) {
-                return .send(checker.permissionsRequest(question.user, authorizer: authorizer))
+                return .send(checker.permissionsRequest(question.user, authorizer: try checker.permissionsAuthorizer(authorizer)))
             }
             return try afterPermissions()
         } catch {

@@ -22,16 +22,23 @@ let tool = ToolDescription(
     primaryField: "permission")
 
 let tokenOption = OptionSpec("token", help: "also inspect the token with debug_token (needs the app id and secret)")
+// The completions read the known names from here (GraphPermissions keeps them).
+let listOption = OptionSpec("list-permissions", help: "print the known Graph permission names, one a line, and exit")
 // -q, as `grep -q`: the exit status is the answer (contract §5).
 let quietOption = OptionSpec(CommonOptions.quiet.long, short: CommonOptions.quiet.short,
                              help: "write nothing on stdout (and no progress line): the exit status answers")
 let engineDefaults = EngineSettings(parallel: 4)
-let options = [GraphSetup.versionOption, tokenOption]
+let options = [GraphSetup.versionOption, tokenOption, listOption]
     + engineDefaults.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp).map {
         $0.long == quietOption.long ? quietOption : $0
     }
 
 let status = ToolMain.run(tool, options: options) { arguments throws(StartupError) in
+    if arguments.isSet(listOption) {
+        var names = GraphPermissions.known.joined(separator: "\n") + "\n"
+        _ = names.withUTF8 { writeAll(fd: 1, $0) }
+        return .success
+    }
     let settings = engineDefaults.reading(arguments)
     let graph = try GraphSetup(arguments: arguments, tool: tool, dryRun: settings.dryRun)
     let inspectsToken = arguments.isSet(tokenOption)
@@ -40,7 +47,8 @@ let status = ToolMain.run(tool, options: options) { arguments throws(StartupErro
         throw .configuration("--token needs the app's id and secret: set FB_APP_ID and FB_APP_SECRET, "
             + "or facebook.app_id and facebook.app_secret in the credentials profile")
     }
-    let checker = PermissionChecker(graph: graph, inspectsToken: inspectsToken)
+    let checker = PermissionChecker(graph: graph, inspectsToken: inspectsToken,
+                                    verbose: arguments.isSet(CommonOptions.verbose))
     let engine = try Engine(settings, tool: tool)
     // debug_token travels in a batch (see PermissionChecker.tokenRequest).
     engine.batching = GraphBatching(setup: graph, maximumBatch: GraphBatching.largest)

@@ -243,7 +243,7 @@ final class LogoutJob: ProfileJob<TwitterAuth>, Job {
 
     private func finish() -> JobStep {
         do throws(RecordError) {
-            try auth.profiles.store(profile, [], removing: ["access_token", "access_token_secret", "bearer_token", "oauth2"])
+            try auth.profiles.remove(["access_token", "access_token_secret", "bearer_token", "oauth2"], of: profile)
         } catch {
             return .fail(error)
         }

@@ -52,8 +52,11 @@ let status = ToolMain.run(tool, options: [
     case .status:
         x = try XSetup(arguments: arguments, tool: tool, dryRun: false)
         records = arguments.isSet(InteractiveOptions.all)
-            ? try start.everyProfile(where: { $0.member("twitter") != nil }, else: "twitter credentials")
-            : [ProfileEditor.Start.record(start.chosen)]
+            ? try start.everyProfile(where: TwitterCredentials.held, else: "X credentials")
+            : [try start.checkedProfile(where: TwitterCredentials.held) {
+                "profile \"\($0)\" has no X credentials in \(start.path): get them with tw-auth pin --profile \($0) "
+                    + "(or tw-auth oauth2 --profile \($0))"
+            }]
     case .logout:
         records = [try start.existingProfile(else: "no profile to log out of")]
     case .pin, .oauth2, .app:

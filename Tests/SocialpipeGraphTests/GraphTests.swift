@@ -31,6 +31,29 @@ func kind(_ verdict: ResponseClass) -> String {
 }
 
 @Suite struct GraphServiceTests {
+    @Test func aNameThatIsNoPermissionIsWarnedAboutWithTheNearestKnownOne() {
+        #expect(GraphPermissions.warning(about: "pages_manage_posts") == nil)
+        #expect(GraphPermissions.warning(about: "pages_manage_post")
+            == #""pages_manage_post" is not a known Graph permission: did you mean pages_manage_posts?"#)
+        #expect(GraphPermissions.warning(about: "emial")?.hasSuffix("did you mean email?") == true)
+        #expect(GraphPermissions.warning(about: "zzzz_not_a_thing")?.hasSuffix("(fb-perm-check --list-permissions lists the known ones)") == true)
+        #expect(Set(GraphPermissions.known).count == GraphPermissions.known.count)
+    }
+
+    @Test func aPageTokenAsksForPermissionsWithTheUserTokenBesideIt() {
+        let page = FacebookCredentials(accessToken: "p", appSecret: "s", appID: "1", origin: "profile \"page\"", profile: "page",
+                                       tokenType: "page", userAccessToken: "u")
+        let user = page.userCredentials
+        #expect(user?.accessToken == "u" && user?.appSecret == "s" && user?.tokenType == "user")
+        #expect(user?.origin == "the user token of profile \"page\"")
+        var plain = page
+        plain.tokenType = "user"
+        #expect(plain.userCredentials == nil)
+        plain.tokenType = "page"
+        plain.userAccessToken = nil
+        #expect(plain.userCredentials == nil)
+    }
+
     @Test func errorsAreToldApartByCodeNotStatus() {
         #expect(kind(graphError(190, subcode: 463)) == "auth")
         #expect(kind(graphError(102)) == "auth")

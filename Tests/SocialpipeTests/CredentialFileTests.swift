@@ -26,6 +26,23 @@ import TestSupport
         #expect(system("test -z \"$(ls -A '\(root)/config/socialpipe' | grep -v '^credentials.json')\"") == 0)
     }
 
+    @Test func aRemovalThatEmptiesAProfileRemovesItAndTheDefaultNamingIt() throws {
+        let root = scratchDirectory()
+        defer { removeTree(root) }
+        let path = root + "/credentials.json"
+        let start = #"{"default":"bare","profiles":{"bare":{"one":{"token":"t"}},"both":{"one":{"token":"t"},"two":{"k":"v"}},"keys":{"one":{"token":"t","key":"k"}}}}"#
+        try CredentialFile.replace(path, with: try JSON.parse(start).get())
+        let forget: (JSON) -> Void = { $0.remove(member: "token") }
+        #expect(try CredentialFile.update(path, profile: "keys", service: "one", removingEmpty: true, forget) == false)
+        #expect(try CredentialFile.update(path, profile: "both", service: "one", removingEmpty: true, forget) == false)
+        #expect(try CredentialFile.update(path, profile: "bare", service: "one", removingEmpty: true, forget) == true)
+        #expect(try CredentialFile.read(path).dumped()
+            == #"{"profiles":{"both":{"two":{"k":"v"}},"keys":{"one":{"key":"k"}}}}"#)
+        // A removal sets no default; a store does, when the file has none.
+        try CredentialFile.update(path, profile: "keys", service: "one") { $0.set(member: "token", string: "u") }
+        #expect(try CredentialFile.read(path)["default"]?.string == "keys")
+    }
+
     @Test func aWriteThroughASymbolicLinkReplacesTheFileAndKeepsTheLink() throws {
         let root = scratchDirectory()
         defer { removeTree(root) }

@@ -61,6 +61,9 @@ GRAPH_VERSION_OPTION = "graph-version"
 # an argument fills: the completions offer the same names in every shell, and
 # the tool takes each as a name it asks the API about (not a removed one).
 ARGUMENT_VOCABULARY = {"fb-perm-check": "permission"}
+# Where a tool keeps that vocabulary: the completions ask it with this option, and
+# hold no copy of their own.
+VOCABULARY_OPTION = {"fb-perm-check": "--list-permissions"}
 # Contract §5: -q hides the progress line; fb-perm-check's writes nothing on
 # stdout either, as grep -q, and its docs must say which.
 QUIET_OPTION = "quiet"
@@ -358,11 +361,13 @@ def completion_options(shell, name, bindir):
 
 def completion_arguments(shell, name, bindir, before=()):
     """The words a completion offers for the argument after the words
-    `before` (the first argument when none), options left out."""
+    `before` (the first argument when none), options left out. The tools
+    are on PATH, as installed: a completion may ask its tool."""
+    on_path = (("PATH", bindir + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin")),)
     if shell == "bash":
-        words = bash_complete(name, name, *before, "")
+        words = bash_complete(name, name, *before, "", env=on_path)
     elif shell == "zsh":
-        words = zsh_complete(name, " ".join((name, *before, "")))
+        words = zsh_complete(name, " ".join((name, *before, "")), env=on_path)
     else:
         words = fish_complete(name, " ".join((name, *before, "")), bindir)
     return {w for w in words if not w.startswith("-")}
@@ -489,6 +494,12 @@ def test_argument_names_agree_between_completions_and_the_tool(tool, name, tmp_p
         return
     words = sorted(offered["bash"])
     assert words, "%s: the completions offer no %s names" % (name, ARGUMENT_VOCABULARY[name])
+    listed = run([path, VOCABULARY_OPTION[name]], env=offline_env(tmp_path)).stdout.split()
+    assert words == sorted(listed), "the completions offer the tool's own list (%s)" % VOCABULARY_OPTION[name]
+    for shell in ("bash", "zsh", "fish"):
+        completion = (COMPLETIONS / shell / {"bash": name, "zsh": "_" + name, "fish": name + ".fish"}[shell]).read_text()
+        copied = [w for w in words if re.search(r"\b%s\b" % w, completion)]
+        assert not copied, "%s completion of %s keeps a copy of the names: %r" % (shell, name, copied)
     p = run([path, "--dry-run", *words], env=offline_env(tmp_path))
     lines = [json.loads(line) for line in p.stdout.splitlines()]
     assert [e["input"] for e in lines] == [{ARGUMENT_VOCABULARY[name]: w} for w in words], p.stdout

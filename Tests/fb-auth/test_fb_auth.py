@@ -41,7 +41,7 @@ from toolenv import (FB_APP_ID as APP_ID, FB_APP_SECRET as APP_SECRET, FB_DATA_E
                      FB_EXPIRED_USER_TOKEN as EXPIRED_USER_TOKEN, FB_SUBCODE_MEANINGS as SUBCODE_MEANINGS,
                      FB_PAGE as PAGE, FB_PAGE_TOKEN as PAGE_TOKEN, FB_SECURE_APP_ID as SECURE_APP_ID,
                      FB_SECURE_PAGE_TOKEN as SECURE_PAGE_TOKEN, FB_USER1 as USER1, FB_USER2 as USER2,
-                     FB_USER2_TOKEN as USER2_TOKEN, FB_USER_TOKEN as USER_TOKEN)
+                     FB_USER2_TOKEN as USER2_TOKEN, FB_USER3_TOKEN as USER3_TOKEN, FB_USER_TOKEN as USER_TOKEN)
 from toolenv import (ISO_UTC, SANDBOX_SECRETS, assert_no_secrets, assert_no_token_in_urls, assert_usage_error,
                      batch_items, batch_requests, clean_env, iso_to_epoch, jl, wait_until,
                      write_private)
@@ -740,6 +740,23 @@ def test_status_with_nothing_to_check(fb_auth, sb, cred_file):
     assert run.stderr.startswith(b"fb-auth: nothing to check")
 
 
+@pytest.mark.parametrize("profile", ["twitter-only", "keys-only"])
+def test_status_of_a_profile_without_a_facebook_token_says_how_to_get_one(fb_auth, sb, cred_file, profile):
+    """Nothing to check (fb-auth(1), contract §6: exit 3), as tw-auth does for X; the message
+    names the command that creates the token. --all passes over such profiles."""
+    status_file(cred_file)
+    doc = read_file(cred_file)
+    doc["profiles"]["keys-only"] = {"facebook": {"app_id": APP_ID, "app_secret": APP_SECRET}}
+    write_private(cred_file, doc)
+    run = run_cmd(fb_auth, cred_file, "status", "--profile", profile)
+    assert run.returncode == 3 and run.stdout == b"", run
+    assert run.stderr == ('fb-auth: profile "%s" has no Facebook token in %s: get one with fb-auth device --profile %s\n'
+                          % (profile, cred_file, profile)).encode(), run.stderr
+    assert graph_log(sb) == []
+    every = run_cmd(fb_auth, cred_file, "status", "--all")
+    assert [line["profile"] for line in every.lines()] == ["user", "page", "expired"], every.stderr
+
+
 # --------------------------------------------------------------------------------------
 # 5. logout
 # --------------------------------------------------------------------------------------
@@ -763,6 +780,61 @@ def test_logout_revokes_and_removes_the_tokens(fb_auth, sb, cred_file):
     check = fb_auth("status", FB_ACCESS_TOKEN=USER_TOKEN, FB_APP_ID=APP_ID, FB_APP_SECRET=APP_SECRET,
                     SOCIALPIPE_CREDENTIALS="/nonexistent").finish()
     assert check.returncode == 1 and check.lines()[0]["valid"] is False
+
+
+def test_logout_names_the_other_profiles_whose_tokens_it_ends_before_revoking(fb_auth, sb, cred_file):
+    """Facebook revokes the app for the user: stderr names, before the DELETE, the profiles that
+    hold the same user token (or a Page token beside it), and those of the same app that may be
+    the same user's; not a profile of another app, nor the profile logged out of."""
+    app = {"app_id": APP_ID, "app_secret": APP_SECRET}
+    profile_file(cred_file, {
+        "work": dict(app, access_token=USER_TOKEN, token_type="user"),
+        "page": dict(app, access_token=PAGE_TOKEN, token_type="page", user_access_token=USER_TOKEN),
+        "friend": dict(app, access_token=USER2_TOKEN, token_type="user"),
+        "elsewhere": {"access_token": SECURE_PAGE_TOKEN, "app_id": SECURE_APP_ID},
+        "x": None,
+    }, default="work")
+    run = run_cmd(fb_auth, cred_file, "logout", "--profile", "work")
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.decode().splitlines() == [
+        'fb-auth: Facebook revokes the app for the user of profile "work": that also ends the tokens of '
+        'profile "page" (the same user\'s), and those of profile "friend" if they are the same user\'s '
+        '(the same app\'s)'], run.stderr
+    [revoke] = graph_log(sb, "DELETE /{id}/permissions")
+    assert revoke["auth"]["user_id"] == USER1, revoke
+    # Said and done: the Page token kept in the other profile no longer works.
+    check = run_cmd(fb_auth, cred_file, "status", "--profile", "page")
+    assert check.returncode == 1 and check.lines()[0]["valid"] is False, check.stderr
+    # Alone in the file: nothing more to say.
+    profile_file(cred_file, {"work": dict(app, access_token=USER2_TOKEN, token_type="user")}, default="work")
+    run = run_cmd(fb_auth, cred_file, "logout")
+    assert run.returncode == 0 and b"revokes the app" not in run.stderr, run.stderr
+
+
+def test_logout_removes_a_profile_it_empties_and_status_all_passes_over_it(fb_auth, sb, cred_file):
+    """A profile left with nothing goes from the file (and so does a `default` naming it); one
+    that keeps the app's keys or an X section stays; `status --all` checks only profiles with a
+    token, so a logout does not make it fail for ever after."""
+    profile_file(cred_file, {"bare": {"access_token": USER2_TOKEN}, "user": {"access_token": USER3_TOKEN}},
+                 default="bare")
+    doc = read_file(cred_file)
+    doc["profiles"]["user"]["twitter"] = {"bearer_token": "x"}
+    write_private(cred_file, doc)
+    run = run_cmd(fb_auth, cred_file, "logout", "--profile", "bare")
+    assert run.returncode == 0, run.stderr
+    assert run.lines() == [{"profile": "bare", "revoked": True, "removed": True, "credentials": str(cred_file)}]
+    assert run.stderr == ('fb-auth: profile "bare" held nothing else: removed it from %s\n' % cred_file).encode()
+    assert read_file(cred_file) == {"profiles": {"user": {"facebook": {"access_token": USER3_TOKEN},
+                                                          "twitter": {"bearer_token": "x"}}}}
+    run = run_cmd(fb_auth, cred_file, "logout", "--profile", "user")
+    assert run.returncode == 0 and b"removed it" not in run.stderr, run.stderr
+    assert read_file(cred_file)["profiles"] == {"user": {"twitter": {"bearer_token": "x"}}}
+    user_profile(cred_file)
+    doc = read_file(cred_file)
+    doc["profiles"]["gone"] = {"facebook": {"app_id": APP_ID, "app_secret": APP_SECRET}}   # what a logout leaves
+    write_private(cred_file, doc)
+    every = run_cmd(fb_auth, cred_file, "status", "--all")
+    assert every.returncode == 0 and [line["profile"] for line in every.lines()] == ["work"], every.stderr
 
 
 def test_logout_of_a_token_already_dead(fb_auth, sb, cred_file):

@@ -317,6 +317,63 @@ def test_a_page_token_is_told_to_ask_with_a_user_token(run, sb):
     assert "Page token" in err["message"] and "user" in err["message"], err
 
 
+def test_a_name_that_is_no_permission_is_warned_about_even_with_quiet(run, sb):
+    """A misspelt name still answers not_requested (exit 1), but stderr names the nearest known
+    permission, once a run, also under -q in a Makefile; known and removed names are not warned about."""
+    stdin = jl("pages_manage_post", {"permissions": ["pages_manage_post", "email"]}, "publish_actions",
+               "pages_manage_posts", "zzzz_not_a_thing")
+    for quiet in ([], ["-q"]):
+        r = run(quiet, stdin)
+        assert r.returncode == 1, r
+        lines = r.stderr.decode().splitlines()
+        warnings = [line for line in lines if "not a known Graph permission" in line]
+        assert warnings == [
+            'fb-perm-check: "pages_manage_post" is not a known Graph permission: did you mean pages_manage_posts?',
+            'fb-perm-check: "zzzz_not_a_thing" is not a known Graph permission '
+            '(fb-perm-check --list-permissions lists the known ones)'], r.stderr
+        if not quiet:
+            check_result(r.envelopes[0], single("me", "pages_manage_post", "not_requested"))
+            check_result(r.envelopes[3], single("me", "pages_manage_posts", "granted"))
+
+
+def test_list_permissions_prints_the_known_names_and_reads_nothing(bin_path, sb):
+    """The one list the completions offer: one name a line, current names only; no credentials,
+    no input, nothing sent."""
+    p = subprocess.run([bin_path, "--list-permissions"], capture_output=True, stdin=subprocess.PIPE,
+                       env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}, timeout=10)
+    assert p.returncode == 0 and p.stderr == b"", p
+    names = p.stdout.decode().split("\n")
+    assert names[-1] == "" and all(re.fullmatch(r"[a-z_]+", n) for n in names[:-1]), p.stdout
+    names = names[:-1]
+    assert len(names) == len(set(names)) and {"pages_manage_posts", "pages_read_engagement", "pages_show_list",
+                                              "public_profile", "email", "instagram_basic"} <= set(names), names
+    assert not set(names) & (set(REMOVED) | {"publish_to_groups"}), names
+    assert sb.log() == []
+
+
+def test_a_page_token_profile_with_its_user_token_is_a_gate(run, sb, home):
+    """The profile "Getting credentials" ends with (fb-auth pages --store: a Page token,
+    token_type page, the user token beside it as user_access_token) asks for the permissions with
+    the user token (said under -v); --token still inspects the Page token itself."""
+    write_private(credentials_path(home), {"default": "page", "profiles": {"page": {"facebook": {
+        "access_token": PAGE_TOKEN, "token_type": "page", "user_access_token": USER_TOKEN,
+        "app_id": APP_ID, "app_secret": APP_SECRET}}}})
+    r = run(["-v"], jl("pages_manage_posts", "email"), token=None)
+    assert r.returncode == 1, r
+    check_result(r.envelopes[0], single("me", "pages_manage_posts", "granted"))
+    check_result(r.envelopes[1], single("me", "email", "declined"))
+    assert r.stderr.decode().count('profile "page" holds a Page token') == 1, r.stderr
+    [req] = perm_requests(sb)
+    assert req["auth"]["user_id"] == USER1 and req["path"] == perm_path("me"), req
+    assert "appsecret_proof" in req["query"] and req["auth"]["outcome"] == "ok", req
+    r = run(["-q", "--profile", "page"], jl("pages_manage_posts"), token=None)
+    assert r.returncode == 0 and r.stderr == b"", r
+    r = run(["--token"], jl("pages_manage_posts"), token=None)
+    assert r.returncode == 0, r
+    assert r.envelopes[0]["result"]["token"]["type"] == "PAGE", r.envelopes[0]
+    assert 'holds a Page token' not in r.stderr.decode(), ("said only under -v", r.stderr)
+
+
 def test_list_of_only_removed_names_sends_nothing(run, sb):
     r = run([], jl({"permissions": list(REMOVED)}, {"permissions": ["publish_actions"], "user": USER2}),
             token=USER_TOKEN)

@@ -977,6 +977,27 @@ def test_status_all_checks_every_profile_and_one_invalid_fails_the_run(detached,
     assert sorted(l["profile"] for l in status_lines(p)) == ["good", "reader"], p
 
 
+@pytest.mark.parametrize("section", [None, {}, {"consumer_key": CONSUMER_KEY}, {"consumer_key": CONSUMER_KEY,
+                                                                             "consumer_secret": CONSUMER_SECRET}])
+def test_status_of_a_profile_without_x_credentials_says_how_to_get_them(detached, sb, home, section):
+    """No X token (no twitter object, an empty one, the app's key alone or with its secret, as a
+    logout leaves it): nothing to check, exit 3, no line (tw-auth(1)), and the message names the
+    command that creates them; no "method": "none", no "method": "app"."""
+    path = credentials_path(home)
+    profile = {"facebook": {"access_token": "sandbox-fb-page-token"}}
+    if section is not None:
+        profile["twitter"] = section
+    write_private(path, {"default": "kestrel", "profiles": {"kestrel": profile, "good": {"twitter": OAUTH1_SECTION}}})
+    for args in (["status"], ["status", "--profile", "kestrel"]):
+        p = detached(args)
+        assert p.returncode == 3 and p.stdout == b"", p
+        assert p.stderr == ('tw-auth: profile "kestrel" has no X credentials in %s: get them with tw-auth pin '
+                            '--profile kestrel (or tw-auth oauth2 --profile kestrel)\n' % path).encode(), p.stderr
+    assert sb.log() == []
+    p = detached(["status", "--all"])
+    assert p.returncode == 0 and [l["profile"] for l in status_lines(p)] == ["good"], p
+
+
 # --------------------------------------------------------------------------------------
 # 5. logout
 # --------------------------------------------------------------------------------------
@@ -1002,6 +1023,28 @@ def test_logout_revokes_and_removes_the_tokens_but_keeps_the_key(detached, sb, h
     assert me_oauth1(sb, DEMO_ACCESS_TOKEN, DEMO_TOKEN_SECRET).status_code == 401
     revokes = entries(sb, "POST /2/oauth2/revoke")
     assert revokes and all(e["status"] == 200 for e in revokes), revokes
+
+
+def test_logout_removes_a_profile_it_empties_so_status_all_keeps_working(detached, sb, home):
+    """tw-auth(1)'s cron line after an OAuth 2.0 logout: the profile held only its token, so it
+    goes from the file, with the `default` that named it; a profile that keeps a facebook
+    section keeps it; `status --all` then checks what is left and passes."""
+    path = credentials_path(home)
+    write_private(path, {"default": "o2", "profiles": {
+        "o2": {"twitter": {"oauth2": oauth2_section(3600)}},
+        "both": {"twitter": {"bearer_token": APP_BEARER}, "facebook": {"access_token": "sandbox-fb-page-token"}},
+        "good": {"twitter": OAUTH1_SECTION}}})
+    p = detached(["logout", "--profile", "o2"])
+    assert p.returncode == 0, p
+    assert p.stderr == ('tw-auth: profile "o2" held nothing else: removed it from %s\n' % path).encode(), p.stderr
+    p = detached(["logout", "--profile", "both"])
+    assert p.returncode == 0 and p.stderr == b"", p
+    doc = json.loads(path.read_text())
+    assert doc == {"profiles": {"both": {"facebook": {"access_token": "sandbox-fb-page-token"}},
+                                "good": {"twitter": OAUTH1_SECTION}}}, doc
+    assert mode(path) == 0o600
+    p = detached(["status", "--all"])
+    assert p.returncode == 0 and [l["profile"] for l in status_lines(p)] == ["good"], p
 
 
 def test_logout_of_an_unknown_profile_is_a_configuration_error(detached, sb, home):

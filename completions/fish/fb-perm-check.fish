@@ -4,15 +4,12 @@
 # (installed in vendor_functions.d).
 
 complete -c fb-perm-check -f
-# The current Facebook Login permissions most often checked; the removed ones
-# (publish_actions, manage_pages, ...) are left out on purpose.
-complete -c fb-perm-check -k -a 'pages_manage_posts pages_read_engagement pages_show_list
-    pages_manage_engagement pages_manage_metadata pages_read_user_content pages_messaging
-    publish_video read_insights public_profile email user_posts user_photos user_videos
-    user_friends business_management instagram_basic instagram_content_publish' -d Permission
+# The permissions the tool knows, asked of it: the list is kept there only.
+complete -c fb-perm-check -k -a '(fb-perm-check --list-permissions 2>/dev/null)' -d Permission
 # The Graph API versions Meta serves (November 2026), latest first.
 complete -c fb-perm-check -l graph-version -x -k -a 'v27.0\t"latest (default)" v26.0 v25.0 v24.0 v23.0 v22.0 v21.0' -d 'Graph API version'
 complete -c fb-perm-check -l token -d 'Also inspect the token with debug_token (needs the app id and secret)'
+complete -c fb-perm-check -l list-permissions -d 'Print the known Graph permission names and exit'
 complete -c fb-perm-check -s j -l parallel -x -d 'At most N requests in flight (default 4)'
 complete -c fb-perm-check -l unordered -d 'Write outcomes as they complete'
 complete -c fb-perm-check -l dry-run -d 'Build and sign each request, send nothing'

@@ -105,8 +105,13 @@ public enum CredentialFile {
     /// Changes one profile's `service` section under the lock: the file is
     /// read, `change` edits the section (created when missing), and the file
     /// is replaced. The profile becomes the file's default when it has none.
-    public static func update(_ path: String, profile: String, service: String,
-                              _ change: (JSON) -> Void) throws(Problem) {
+    /// `removingEmpty` is for a change that removes: the default stays as it
+    /// is, a section left empty is removed, and so is a profile left empty,
+    /// with the file's `default` when it named that profile (it would name a
+    /// profile that is not there); the answer says whether the profile went.
+    @discardableResult
+    public static func update(_ path: String, profile: String, service: String, removingEmpty: Bool = false,
+                              _ change: (JSON) -> Void) throws(Problem) -> Bool {
         let lock = try Self.lock(path, timeout: 30)
         defer { lock.release() }
         let document = try read(path)
@@ -121,8 +126,18 @@ public enum CredentialFile {
             }
         }
         change(node)
-        if document["default"] == nil { document.set("default", string: profile) }
+        var removed = false
+        if removingEmpty, node.members.isEmpty, let profiles = document["profiles"], let entry = profiles.member(profile) {
+            entry.remove(member: service)
+            if entry.members.isEmpty {
+                profiles.remove(member: profile)
+                if document["default"]?.string == profile { document.remove(member: "default") }
+                removed = true
+            }
+        }
+        if !removingEmpty, document["default"] == nil { document.set("default", string: profile) }
         try replace(path, with: document)
+        return removed
     }
 
     /// The file a symbolic link names, so that a write replaces the file and
