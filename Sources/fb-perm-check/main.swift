@@ -33,7 +33,7 @@ let options = [GraphSetup.versionOption, tokenOption]
 
 let status = ToolMain.run(tool, options: options) { arguments throws(StartupError) in
     let settings = engineDefaults.reading(arguments)
-    let graph = try GraphSetup(arguments: arguments, tool: tool, dryRun: settings.dryRun)
+    let graph = try GraphSetup(arguments: arguments, tool: tool)
     let inspectsToken = arguments.isSet(tokenOption)
     if inspectsToken && !settings.dryRun
         && !graph.credentials.mayHave({ $0.appID != nil && $0.appSecret != nil }) {
