@@ -54,6 +54,7 @@ public struct GraphAuthorizer: RequestAuthorizer {
             command = "ask for " + (named.isEmpty ? "the permission" : named.joined(separator: ", ")) + " with: fb-auth device --profile "
                 + profile + (named.isEmpty ? "" : " --scopes " + (Self.defaultScopes + named.filter { !Self.defaultScopes.contains($0) })
                     .joined(separator: ","))
+                + (credentials.tokenType == "page" ? ", then fb-auth pages --profile \(profile) --store PAGE_ID" : "")
         default:
             return nil
         }
