@@ -28,6 +28,9 @@ public struct FacebookCredentials: Sendable {
         self.userAccessToken = userAccessToken
     }
 
+    /// The command that stores a Facebook token in `profile`.
+    public static func setUp(_ profile: String) -> String { "fb-auth device --profile \(profile)" }
+
     /// The fields of a profile's `facebook` section checked at start.
     public static let fileFields: [CredentialField] = ["access_token", "app_secret", "app_id", "token_type", "user_access_token"]
         .map { CredentialField.string("facebook", $0) } + [.time("facebook", "expires_at")]
@@ -69,9 +72,24 @@ extension CredentialSource where Credentials == FacebookCredentials {
         }
     }
 
-    /// The configuration error for a tool that cannot find a Facebook token anywhere.
-    public static func missingEverywhere(_ tool: String) -> StartupError {
-        .configuration("no Facebook credentials: set FB_ACCESS_TOKEN (and FB_APP_SECRET for appsecret_proof), "
-            + "or give a credentials file with a facebook section (see \(tool)(1))")
+    /// The configuration error for a tool that cannot find a Facebook token
+    /// anywhere: the profile in use lacks one, or there is none.
+    public static func missingEverywhere(_ tool: String, profile: String?) -> StartupError {
+        if let profile { return .configuration(Self.lacking(profile)) }
+        return .configuration("no Facebook credentials: get them into a profile with fb-auth device (or fb-auth exchange), "
+            + "or set FB_ACCESS_TOKEN (and FB_APP_SECRET for appsecret_proof); see \(tool)(1) and fb-auth(1)")
+    }
+
+    /// Why a record without a `profile` has no token when other profiles have one.
+    public var missingForRecord: RecordError {
+        guard let profile = selectedProfile else {
+            return RecordError(.auth, "no Facebook credentials: no FB_ACCESS_TOKEN and no default profile; give the record a "
+                + "profile, or store a token with: \(setUp("default"))")
+        }
+        return RecordError(.auth, Self.lacking(profile))
+    }
+
+    private static func lacking(_ profile: String) -> String {
+        "profile \"\(profile)\" has no facebook.access_token: \(FacebookCredentials.setUp(profile))"
     }
 }

@@ -9,6 +9,9 @@ public final class GraphService: APIService {
     /// The proof travels in the query string (`GraphAuthorizer`); logs and dry runs hide it.
     public var secretParameters: Set<String> { ["appsecret_proof"] }
 
+    /// Where requests go, as a network error names it (`GraphSetup.baseDescription`).
+    public var baseDescription: String?
+
     /// Above this usage (percent of any budget) requests are spaced out.
     static let busyUsage = 90.0
     /// The spacing of requests on credentials above `busyUsage` (seconds).

@@ -23,13 +23,22 @@ public struct GraphSetup {
                                                  help: "Graph API version (default $FB_GRAPH_VERSION, else v27.0)")
     static let defaultVersion = "v27.0"
 
-    /// `dryRun`: nothing is sent, so no credentials are needed (`EngineSettings.dryRun`).
-    public init(arguments: ParsedArguments, tool: ToolDescription, dryRun: Bool) throws(StartupError) {
+    /// No source of a token at all stops the run, a dry run too (contract §3).
+    public init(arguments: ParsedArguments, tool: ToolDescription) throws(StartupError) {
         versionRoot = try Self.versionRoot(arguments)
-        credentials = FacebookCredentialSource(try CredentialStore.load(arguments, fields: FacebookCredentials.fileFields))
-        if !credentials.mayHaveCredentials && !dryRun {
-            throw FacebookCredentialSource.missingEverywhere(tool.name)
+        service.baseDescription = Self.baseDescription(arguments, versionRoot: versionRoot)
+        credentials = FacebookCredentialSource(try CredentialStore.load(arguments, fields: FacebookCredentials.fileFields,
+                                                                        setUp: FacebookCredentials.setUp))
+        if !credentials.mayHaveCredentials {
+            throw FacebookCredentialSource.missingEverywhere(tool.name, profile: credentials.selectedProfile)
         }
+    }
+
+    /// The API base in use and where it came from, for a network error.
+    public static func baseDescription(_ arguments: ParsedArguments, versionRoot: String) -> String {
+        let base = versionRoot[..<(versionRoot.lastIndex(of: "/") ?? versionRoot.endIndex)]
+        return APIBase.described(String(base), option: arguments.value(CommonOptions.apiBase(help: apiBaseHelp)),
+                                 environmentVariable: "FB_API_BASE")
     }
 
     /// The API base and version of `--api-base`/`FB_API_BASE` and
@@ -41,7 +50,8 @@ public struct GraphSetup {
         let option = arguments.value(Self.versionOption)
         let version = option ?? Environment.nonEmpty("FB_GRAPH_VERSION") ?? Self.defaultVersion
         if !Self.isVersion(version) {
-            throw .usage("\(option != nil ? "--graph-version" : "FB_GRAPH_VERSION"): expected a version like v27.0, got \"\(version)\"")
+            let problem = "expected a version like v27.0, got \"\(version)\""
+            throw option != nil ? .usage("--graph-version: " + problem) : .environment("FB_GRAPH_VERSION: " + problem)
         }
         return apiBase + "/" + version
     }
@@ -57,13 +67,17 @@ public struct GraphSetup {
     /// defaults). The first use of a profile whose stored user token expires
     /// soon says so on stderr, once per run.
     public func authorizer(for record: Record) throws(RecordError) -> GraphAuthorizer {
-        let found = try credentials.credentials(recordProfile: try record.string("profile"))
-        if let found, let profile = found.profile, !warned.profiles.contains(profile),
+        guard let found = try credentials.credentials(recordProfile: try record.string("profile")) else {
+            throw credentials.missingForRecord
+        }
+        if let profile = found.profile, !warned.profiles.contains(profile),
            let warning = Self.expiryWarning(found, now: Clock.wall()) {
             warned.profiles.insert(profile)
             Diagnostics.say(warning)
         }
-        return try GraphAuthorizer(found, crypto: crypto)
+        var authorizer = try GraphAuthorizer(found, crypto: crypto)
+        if found.profile == nil { authorizer.profileInUse = credentials.selectedProfile ?? "default" }
+        return authorizer
     }
 
     /// A stored user token is warned about this long before it expires.

@@ -97,6 +97,18 @@ public struct ProfileEditor {
                 ?? document["default"]?.string
         }
 
+        /// Whether the environment or `service`'s section of `profile` has
+        /// every one of `values` (a variable, and the field's path in the
+        /// section), so that none needs to be asked for.
+        public func holds(_ values: [(variable: String, field: [String])], in service: String, of profile: String) -> Bool {
+            values.allSatisfy { value in
+                if Environment.nonEmpty(value.variable) != nil { return true }
+                var node = document["profiles"]?.member(profile)?.member(service)
+                for key in value.field { node = node?.kind == .object ? node?.member(key) : nil }
+                return node?.string.map { !$0.isEmpty } ?? false
+            }
+        }
+
         /// The record an interactive tool's job runs on: the profile it is about.
         public static func record(_ profile: String?) -> JSON {
             let record = JSON.object()
@@ -125,13 +137,19 @@ public struct ProfileEditor {
         }
 
         /// The record of a command about a profile the file has (`logout`):
-        /// the chosen one; without one, a configuration error that says
-        /// `problem` and lists the profiles.
+        /// the chosen one. A configuration error when it is not in the file,
+        /// or when none is chosen: that says `problem` and lists the profiles.
         public func existingProfile(else problem: String) throws(StartupError) -> JSON {
-            guard let profile = chosen, profiles.contains(profile) else {
-                throw .configuration("\(problem): give --profile NAME (profiles of \(path): \(profiles.joined(separator: ", ")))")
+            guard let profile = chosen else {
+                throw .configuration("\(problem): give --profile NAME; \(path) " + CredentialStore.profileList(profiles))
             }
+            guard profiles.contains(profile) else { throw .configuration(unknown(profile)) }
             return Self.record(profile)
+        }
+
+        /// Every tool's message for a profile `name` the file does not have.
+        public func unknown(_ name: String) -> String {
+            CredentialStore.unknownProfile(name, in: path, profiles: profiles)
         }
     }
 

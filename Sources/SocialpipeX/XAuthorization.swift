@@ -8,6 +8,9 @@ public struct XAuthorizer: RequestAuthorizer {
     /// The profile's OAuth 2.0 user token, when that is what signs.
     public let session: OAuth2Session?
     private let crypto: Crypto
+    /// The profile a fix is stored in: the credentials' own, else (for the
+    /// environment's) the one the run would otherwise use.
+    public var profileInUse = "default"
 
     /// An `auth` error when no source had X credentials.
     public init(_ credentials: TwitterCredentials?, crypto: Crypto, session: OAuth2Session? = nil) throws(RecordError) {
@@ -18,6 +21,7 @@ public struct XAuthorizer: RequestAuthorizer {
         self.credentials = credentials
         self.crypto = crypto
         self.session = credentials.hasOAuth1 ? nil : session
+        if let profile = credentials.profile { profileInUse = profile }
     }
 
     /// Who the credentials are, for rate-limit bookkeeping (no secret in it).
@@ -78,6 +82,50 @@ public struct XAuthorizer: RequestAuthorizer {
         }
         let missing = credentials.missingOAuth1Field ?? "an access token"
         throw RecordError(.auth, "incomplete X credentials in \(credentials.origin): no \(missing) "
-            + "(OAuth 1.0a needs a consumer key and secret and an access token and secret)")
+            + "(OAuth 1.0a needs a consumer key and secret and an access token and secret): \(TwitterCredentials.setUp(profileInUse))")
+    }
+
+    /// The tw-auth command that gives the profile in use credentials X
+    /// accepts for `request`: new ones by the same method; write access for
+    /// a read-only token; a user token where an app-only one is refused; the
+    /// scopes an OAuth 2.0 token lacks. Nil when no new token would help (a
+    /// protected account, a reply X does not allow).
+    public func remedy(for error: RecordError, of request: HTTPRequest) -> String? {
+        if error.code == "not-authorized-for-resource" || XService.isReplyRestriction(error.message) { return nil }
+        let profile = profileInUse
+        var command: String
+        if let session {
+            command = "tw-auth oauth2 --profile \(profile)"
+            let held = (session.scopes ?? "").split(separator: " ").map(String.init)
+            let missing = Self.scopes(for: request).filter { !held.contains($0) }
+            if error.kind == .permission && !missing.isEmpty {
+                let scopes = (held + missing).joined(separator: " ")
+                return "the OAuth 2.0 token of profile \"\(profile)\" lacks the scope\(missing.count == 1 ? "" : "s") "
+                    + missing.joined(separator: ", ") + "; authorize again with: \(command) --scopes '\(scopes)'"
+            }
+        } else if credentials.hasOAuth1 {
+            let readOnly = error.message.contains(XService.readOnlyNote) || error.code == "oauth1-permissions"
+                || (request.method != "GET" && error.message.contains("Read-only application"))
+            command = "tw-auth pin " + (readOnly ? "--access write " : "") + "--profile \(profile)"
+        } else {
+            // An app-only token: renewed when refused; a user's token where it is not enough.
+            command = error.kind == .auth ? "tw-auth app --profile \(profile)" : "tw-auth pin --profile \(profile)"
+        }
+        guard credentials.profile != nil else {
+            // Contract §4: the variables win over a profile that is not named in the record.
+            return "these credentials come from the TW_* variables: set new ones, or unset them and run: " + command
+        }
+        return "authorize again with: " + command
+    }
+
+    /// The OAuth 2.0 scopes X wants of a user token for `request`
+    /// (https://docs.x.com/fundamentals/authentication/guides/v2-authentication-mapping).
+    static func scopes(for request: HTTPRequest) -> [String] {
+        let path = (try? RequestURL(request.url)).map { String(decoding: $0.path, as: UTF8.self) } ?? request.url
+        if path.contains("/2/media/") { return ["media.write"] }
+        if request.method == "POST" && path.hasSuffix("/2/tweets") { return ["tweet.read", "tweet.write", "users.read"] }
+        if path.hasSuffix("/following") { return ["follows.read", "tweet.read", "users.read"] }
+        if path.contains("/2/users") { return ["tweet.read", "users.read"] }
+        return []
     }
 }

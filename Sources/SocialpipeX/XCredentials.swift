@@ -57,6 +57,16 @@ public struct TwitterCredentials: Sendable {
         return ["access_token", "access_token_secret", "bearer_token", "oauth2"].contains { section.member($0) != nil }
     }
 
+    /// The tw-auth command that gets credentials of this kind into `profile`
+    /// anew: the method they sign with (`pin`, `oauth2`, `app`).
+    func renewal(_ profile: String) -> String {
+        let method = hasOAuth1 ? "pin" : oauth2 != nil ? "oauth2" : bearerToken != nil && consumerKey == nil ? "app" : "pin"
+        return "tw-auth \(method) --profile \(profile)"
+    }
+
+    /// The command that stores X credentials in `profile`.
+    public static func setUp(_ profile: String) -> String { "tw-auth pin --profile \(profile)" }
+
     /// The fields of a profile's `twitter` section checked at start.
     public static let fileFields: [CredentialField] = ["consumer_key", "consumer_secret", "access_token", "access_token_secret",
                                                        "bearer_token"].map { CredentialField.string("twitter", $0) }
@@ -89,5 +99,15 @@ extension CredentialSource where Credentials == TwitterCredentials {
         .configuration("no X credentials: get them into a profile with tw-auth pin (or tw-auth oauth2), or set "
             + "TW_CONSUMER_KEY, TW_CONSUMER_SECRET, TW_ACCESS_TOKEN and TW_ACCESS_TOKEN_SECRET (or TW_BEARER_TOKEN); "
             + "see \(tool)(1) and tw-auth(1)")
+    }
+
+    /// Why a record without a `profile` has no X credentials when other
+    /// profiles have some: the profile in use lacks them, or none is in use.
+    public var missingForRecord: RecordError {
+        guard let profile = selectedProfile else {
+            return RecordError(.auth, "no X credentials: no TW_* variables and no default profile; give the record a profile, "
+                + "or store credentials with: \(setUp("default"))")
+        }
+        return RecordError(.auth, "profile \"\(profile)\" has no twitter credentials: \(setUp(profile))")
     }
 }

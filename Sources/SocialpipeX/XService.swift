@@ -51,9 +51,8 @@ public final class XService: APIService {
                                         + "(console.x.com), then run again", status: status, code: code))
         }
         if status == 403, response.header("x-access-level") == "read" {
-            return .failure(RecordError(.permission, message + "; the token is read-only (x-access-level: read): give the app "
-                + "Read and write permission in X's developer console, then get a new token with tw-auth pin --access write "
-                + "(or tw-auth oauth2 with the tweet.write scope)", status: status, code: code))
+            return .failure(RecordError(.permission, message + "; " + Self.readOnlyNote + ": give the app "
+                + "Read and write permission in X's developer console first", status: status, code: code))
         }
         if status == 403, Self.isReplyRestriction(message) {
             return .failure(RecordError(.permission, message + " (since 2026 a self-serve app may reply only where the post's author "
@@ -71,6 +70,12 @@ public final class XService: APIService {
         }
         return .failure(RecordError(kind, message, status: status, code: code))
     }
+
+    /// What a refusal of a read-only token says (its remedy asks for write access).
+    static let readOnlyNote = "the token is read-only (x-access-level: read)"
+
+    /// Where requests go, as a network error names it (`APIBase.described`).
+    public var baseDescription: String?
 
     /// Whether X refused for the app's billing: a 402 (credits used up:
     /// problem type `…/credits`, title `CreditsDepleted`), or a 403 saying the

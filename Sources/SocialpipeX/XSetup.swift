@@ -29,27 +29,32 @@ public struct XSetup {
     /// The options of the tools whose requests X prices: `--cost`, `--max-cost`, `--prices`, `--plan`.
     public static let costOptions = [CommonOptions.cost, CommonOptions.maxCost, XPrices.option, XPlan.option]
 
-    /// `dryRun`: nothing is sent, so no credentials are needed (`EngineSettings.dryRun`).
+    /// `dryRun`: nothing is sent (`EngineSettings.dryRun`).
     /// `priced`: the tool's requests are priced (it has `costOptions`), so
     /// the prices file in use is read.
     public init(arguments: ParsedArguments, tool: ToolDescription, dryRun: Bool, priced: Bool = false) throws(StartupError) {
-        apiBase = try APIBase.resolve(option: arguments.value(CommonOptions.apiBase(help: Self.apiBaseHelp)),
-                                      environmentVariable: "TW_API_BASE", fallback: "https://api.x.com")
+        let option = arguments.value(CommonOptions.apiBase(help: Self.apiBaseHelp))
+        apiBase = try APIBase.resolve(option: option, environmentVariable: "TW_API_BASE", fallback: "https://api.x.com")
+        service.baseDescription = APIBase.described(apiBase, option: option, environmentVariable: "TW_API_BASE")
         planOverride = arguments.value(XPlan.option).flatMap(XPlan.init)
         prices = priced ? try XPrices.load(arguments) : XPrices()
-        let store = try CredentialStore.load(arguments, fields: TwitterCredentials.fileFields)
+        let store = try CredentialStore.load(arguments, fields: TwitterCredentials.fileFields, setUp: TwitterCredentials.setUp)
         credentialsPath = store.filePath
         credentials = TwitterCredentialSource(store)
         self.dryRun = dryRun
-        if !credentials.mayHaveCredentials && !dryRun {
+        // A dry run needs credentials too: it shows the requests they would sign (contract §3).
+        if !credentials.mayHaveCredentials {
             throw TwitterCredentialSource.missingEverywhere(tool.name)
         }
     }
 
     /// The authorizer for a record's credentials (`profile`, else the defaults).
     public func authorizer(for record: Record) throws(RecordError) -> XAuthorizer {
-        let found = try credentials.credentials(recordProfile: try record.string("profile"))
-        return try XAuthorizer(found, crypto: crypto, session: found.flatMap(session))
+        let recordProfile = try record.string("profile")
+        guard let found = try credentials.credentials(recordProfile: recordProfile) else { throw credentials.missingForRecord }
+        var authorizer = try XAuthorizer(found, crypto: crypto, session: session(found))
+        if found.profile == nil { authorizer.profileInUse = credentials.selectedProfile ?? "default" }
+        return authorizer
     }
 
     /// The run's session for a profile's OAuth 2.0 user token.

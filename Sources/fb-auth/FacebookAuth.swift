@@ -13,7 +13,7 @@ final class FacebookAuth: InteractiveTool, RecordTool {
     let versionRoot: String
     let service = GraphService()
     /// `--scopes` (device), comma-separated as Graph takes them.
-    var scopes = "pages_show_list,pages_manage_posts,pages_read_engagement"
+    var scopes = GraphAuthorizer.defaultScopes.joined(separator: ",")
     /// `--store PAGE_ID` (pages).
     var storePage: String?
 

@@ -58,7 +58,7 @@ let status = ToolMain.run(tool, options: [
     case .status:
         // As the other tools choose: the profile, else the environment's token.
         if let chosen = start.chosen {
-            guard start.profiles.contains(chosen) else { throw .configuration("no profile \"\(chosen)\" in \(start.path)") }
+            guard start.profiles.contains(chosen) else { throw .configuration(start.unknown(chosen)) }
             records = [try start.checkedProfile(where: FacebookCredentials.held) {
                 "profile \"\($0)\" has no Facebook token in \(start.path): get one with fb-auth device --profile \($0)"
             }]
@@ -68,12 +68,15 @@ let status = ToolMain.run(tool, options: [
             throw .configuration("nothing to check: no profile in \(start.path) and no FB_ACCESS_TOKEN (see fb-auth device)")
         }
     case .pages, .logout:
-        records = [try start.existingProfile(else: "no such profile")]
+        records = [try start.existingProfile(else: "no profile chosen")]
     case .device, .exchange:
         records = [ProfileEditor.Start.record(start.chosen ?? "default")]
     }
-    // Questions need a terminal; exchange always asks (the token); checks never do.
-    let terminal = try Terminal.forQuestions(asks: [.device, .exchange].contains(command), needs: command == .exchange)
+    // Questions need a terminal; exchange always asks (the token); device when a value is unknown; checks never do.
+    let deviceValues = [("FB_APP_ID", ["app_id"]), ("FB_CLIENT_TOKEN", ["client_token"]), ("FB_APP_SECRET", ["app_secret"])]
+    let unanswered = command == .exchange
+        || (command == .device && !start.holds(deviceValues, in: "facebook", of: start.chosen ?? "default"))
+    let terminal = try Terminal.forQuestions(asks: [.device, .exchange].contains(command), needs: unanswered)
 
     let auth = FacebookAuth(command: command, versionRoot: versionRoot, path: start.path, terminal: terminal)
     if let scopes { auth.scopes = scopes }
@@ -81,7 +84,7 @@ let status = ToolMain.run(tool, options: [
     let engine = try Engine(EngineSettings(parallel: 4).reading(arguments), tool: tool)
     // debug_token travels in a batch (see StatusJob).
     engine.batching = GraphBatching(versionRoot: versionRoot, maximumBatch: 1)
-    return try EventLoop(tool: tool, arguments: arguments, source: .records(records), style: .toolLines, engine: engine,
+    return try EventLoop(tool: tool, arguments: arguments, source: .records(records), style: .commandLines, engine: engine,
                          watchesSignals: false).run(auth)
 }
 exit(status.rawValue)

@@ -31,7 +31,7 @@ let engineDefaults = EngineSettings(parallel: 1)
 let status = ToolMain.run(tool, options: [GraphSetup.versionOption, batchOption, legacyOption]
     + engineDefaults.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp)) { arguments throws(StartupError) in
     let settings = engineDefaults.reading(arguments)
-    let graph = try GraphSetup(arguments: arguments, tool: tool, dryRun: settings.dryRun)
+    let graph = try GraphSetup(arguments: arguments, tool: tool)
     let batchSize = arguments.isSet(batchOption) ? arguments.integer(batchOption, default: GraphBatching.largest) : nil
     let poster = FeedPoster(graph: graph, allowLegacyFields: arguments.isSet(legacyOption), batches: batchSize != nil)
     let engine = try Engine(settings, tool: tool)

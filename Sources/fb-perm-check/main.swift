@@ -40,7 +40,7 @@ let status = ToolMain.run(tool, options: options) { arguments throws(StartupErro
         return .success
     }
     let settings = engineDefaults.reading(arguments)
-    let graph = try GraphSetup(arguments: arguments, tool: tool, dryRun: settings.dryRun)
+    let graph = try GraphSetup(arguments: arguments, tool: tool)
     let inspectsToken = arguments.isSet(tokenOption)
     if inspectsToken && !settings.dryRun
         && !graph.credentials.mayHave({ $0.appID != nil && $0.appSecret != nil }) {

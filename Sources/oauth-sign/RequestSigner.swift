@@ -398,8 +398,13 @@ final class RequestSigner: RecordTool {
         var consumerSecret: [UInt8]?
         var accessToken: [UInt8]?
         var accessTokenSecret: [UInt8]?
+        /// The profile they came from; nil for the environment or none.
+        var profile: String?
+        var fromEnvironment: Bool
 
         init(_ credentials: TwitterCredentials?) {
+            profile = credentials?.profile
+            fromEnvironment = credentials != nil && credentials?.profile == nil
             consumerKey = credentials?.consumerKey.map { Array($0.utf8) }
             consumerSecret = credentials?.consumerSecret.map { Array($0.utf8) }
             accessToken = credentials?.accessToken.map { Array($0.utf8) }
@@ -455,18 +460,27 @@ final class RequestSigner: RecordTool {
                 throw .input("PLAINTEXT makes the secrets the signature: the record must give token_secret itself (a token is in use)")
             }
         }
-        guard let key = keep(consumerKey, stored.consumerKey) else {
-            throw RecordError(.auth, "no consumer key: give consumer_key, set TW_CONSUMER_KEY, or use a credentials profile")
-        }
+        guard let key = keep(consumerKey, stored.consumerKey) else { throw missing("consumer_key", from: stored) }
         let secret = keep(consumerSecret, stored.consumerSecret)
-        if secret == nil && signatureMethod != .rsaSHA1 {
-            throw RecordError(.auth, "no consumer secret: give consumer_secret, set TW_CONSUMER_SECRET, or use a credentials profile")
-        }
+        if secret == nil && signatureMethod != .rsaSHA1 { throw missing("consumer_secret", from: stored) }
         let chosenToken = keep(token, stored.accessToken)
         let chosenTokenSecret = keep(tokenSecret, stored.accessTokenSecret)
         let empty = secrets.count..<secrets.count
         return ChosenCredentials(consumerKey: key, consumerSecret: secret ?? empty, token: chosenToken,
                                  tokenSecret: chosenTokenSecret ?? empty)
+    }
+
+    /// The `auth` error for `field`, which neither the record nor `stored`
+    /// had: where it may come from, naming the profile in use and the command that fills it.
+    func missing(_ field: String, from stored: Secrets) -> RecordError {
+        let variable = "TW_" + field.uppercased()
+        let what = field.split(separator: "_").joined(separator: " ")
+        if stored.fromEnvironment {
+            return RecordError(.auth, "no \(what): give \(field) or set \(variable) (the TW_* variables are the credentials in use)")
+        }
+        let profile = stored.profile ?? credentials.selectedProfile ?? "default"
+        return RecordError(.auth, "no \(what): give \(field), set \(variable), or store twitter.\(field) in profile \"\(profile)\" "
+            + "with: \(credentials.setUp(profile))")
     }
 
     /// The record's `private_key_file` (loaded once per path), else `--rsa-key`.

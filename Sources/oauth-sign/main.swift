@@ -34,7 +34,8 @@ let status = ToolMain.run(tool, options: [
     CommonOptions.credentials, CommonOptions.profile, CommonOptions.maxLine,
     CommonOptions.help, CommonOptions.version,
 ]) { arguments throws(StartupError) in
-    let credentials = TwitterCredentialSource(try CredentialStore.load(arguments, fields: TwitterCredentials.fileFields))
+    let credentials = TwitterCredentialSource(try CredentialStore.load(arguments, fields: TwitterCredentials.fileFields,
+                                                                      setUp: TwitterCredentials.setUp))
     var defaultKey: RSAPrivateKey?
     if let path = arguments.value(rsaKeyOption) {
         do throws(RSAPrivateKey.LoadError) {

@@ -62,9 +62,17 @@ let status = ToolMain.run(tool, options: [
     case .pin, .oauth2, .app:
         records = [ProfileEditor.Start.record(start.chosen ?? "default")]
     }
-    // Questions need a terminal; checks and logouts do not.
-    let terminal = try Terminal.forQuestions(asks: [.pin, .oauth2, .app].contains(command),
-                                             needs: command == .pin || (command == .oauth2 && arguments.isSet(noBrowserOption)))
+    // Questions need a terminal; checks and logouts do not, nor flows whose answers are all known.
+    let unanswered: Bool
+    switch command {
+    case .pin: unanswered = true
+    case .oauth2: unanswered = arguments.isSet(noBrowserOption) || arguments.value(clientIDOption) == nil
+        && !start.holds([("TW_CLIENT_ID", ["oauth2", "client_id"])], in: "twitter", of: start.chosen ?? "default")
+    case .app: unanswered = !start.holds([("TW_CONSUMER_KEY", ["consumer_key"]), ("TW_CONSUMER_SECRET", ["consumer_secret"])],
+                                         in: "twitter", of: start.chosen ?? "default")
+    case .status, .logout: unanswered = false
+    }
+    let terminal = try Terminal.forQuestions(asks: [.pin, .oauth2, .app].contains(command), needs: unanswered)
 
     let auth = TwitterAuth(command: command, apiBase: apiBase, path: start.path, terminal: terminal, x: x)
     auth.access = arguments.value(accessOption)
@@ -73,7 +81,7 @@ let status = ToolMain.run(tool, options: [
     if let redirect = arguments.value(redirectOption) { auth.redirect = redirect }
     auth.pasteRedirect = arguments.isSet(noBrowserOption)
     let engine = try Engine(EngineSettings(parallel: 4).reading(arguments), tool: tool)
-    return try EventLoop(tool: tool, arguments: arguments, source: .records(records), style: .toolLines, engine: engine,
+    return try EventLoop(tool: tool, arguments: arguments, source: .records(records), style: .commandLines, engine: engine,
                          watchesSignals: false).run(auth)
 }
 exit(status.rawValue)

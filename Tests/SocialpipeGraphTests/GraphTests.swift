@@ -154,16 +154,25 @@ func kind(_ verdict: ResponseClass) -> String {
         }
     }
 
+    /// A dry run's setup, with a credentials file (in the directory returned) whose default profile has a token:
+    /// a dry run needs credentials as a real one does.
+    func dryRunSetup() throws -> (GraphSetup, String) {
+        let text = #"{"default":"p","profiles":{"p":{"facebook":{"access_token":"t"}}}}"#
+        let root = scratchDirectory(["credentials.json": Array(text.utf8)])
+        let parser = ArgumentParser(tool: testTool, options: [GraphSetup.versionOption]
+            + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 1))
+        let arguments = try #require(parser.parse(["--dry-run", "--credentials", root + "/credentials.json"]).arguments)
+        return (try GraphSetup(arguments: arguments, tool: testTool), root)
+    }
+
     /// debug_token carries the inspected token in the batch's body: a dry
     /// run's description hides it however deeply it is encoded.
     @Test func aDryRunHidesTokensInsideABatchBody() throws {
         let inspected = "user|token+with/odd=chars"
         let app = try GraphAuthorizer(FacebookCredentials(accessToken: "1|app-secret", origin: "test"), crypto: Crypto(),
                                       carrying: [inspected])
-        let parser = ArgumentParser(tool: testTool, options: [GraphSetup.versionOption]
-            + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 1))
-        let arguments = try #require(parser.parse(["--dry-run"]).arguments)
-        let setup = try GraphSetup(arguments: arguments, tool: testTool, dryRun: true)
+        let (setup, root) = try dryRunSetup()
+        defer { removeTree(root) }
         var spec = setup.request("GET", "/debug_token?input_token=" + PercentEncoding.encoded(inspected), authorizer: app)
         spec.batchKey = "k"
         let batch = GraphBatching(setup: setup, maximumBatch: 50).combine([spec])
@@ -178,10 +187,8 @@ func kind(_ verdict: ResponseClass) -> String {
     /// String.hasPrefix, which compares characters, so a path starting with a
     /// combining mark kept the whole URL.
     @Test func aBatchItemsRelativeURLIsTheURLLessItsRootByBytes() throws {
-        let parser = ArgumentParser(tool: testTool, options: [GraphSetup.versionOption]
-            + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 1))
-        let arguments = try #require(parser.parse(["--dry-run"]).arguments)
-        let setup = try GraphSetup(arguments: arguments, tool: testTool, dryRun: true)
+        let (setup, root) = try dryRunSetup()
+        defer { removeTree(root) }
         let token = try GraphAuthorizer(FacebookCredentials(accessToken: "t", origin: "test"), crypto: Crypto())
         var spec = setup.request("GET", "/\u{301}me?fields=id", authorizer: token)
         spec.batchKey = "k"

@@ -75,7 +75,7 @@ import TestSupport
         let parser = ArgumentParser(tool: testTool, options: [GraphSetup.versionOption]
             + CommonOptions.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp, parallelDefault: 1))
         let arguments = try #require(parser.parse(["--credentials", path]).arguments)
-        let setup = try GraphSetup(arguments: arguments, tool: testTool, dryRun: false)
+        let setup = try GraphSetup(arguments: arguments, tool: testTool)
         Diagnostics.toolName = testTool.name
         let said = try capturingStandardError {
             for line in 1...3 { _ = try setup.authorizer(for: Record(line: line, fields: JSON.object())) }

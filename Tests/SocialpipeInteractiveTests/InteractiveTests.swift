@@ -92,7 +92,16 @@ func startupMessage(_ kind: String, _ body: () throws -> Void) -> String? {
         #expect(try named.existingProfile(else: "no such profile")["profile"]?.string == "a")
         let missing = try ProfileEditor.Start(parse(["one", "--credentials", path, "--profile", "z"]))
         #expect(startupMessage("configuration") { _ = try missing.existingProfile(else: "no profile to log out of") }
-                == "no profile to log out of: give --profile NAME (profiles of \(path): a, b)")
+                == "no profile \"z\" in \(path) (its profiles: a, b)")
+    }
+
+    @Test func withoutAChosenProfileTheMessageAsksForOne() throws {
+        let root = scratchDirectory(["credentials.json": Array(#"{"profiles":{"b":{},"a":{}}}"#.utf8)])
+        defer { removeTree(root) }
+        let path = root + "/credentials.json"
+        let none = try ProfileEditor.Start(parse(["one", "--credentials", path]))
+        #expect(startupMessage("configuration") { _ = try none.existingProfile(else: "no profile to log out of") }
+                == "no profile to log out of: give --profile NAME; \(path) (its profiles: a, b)")
     }
 }
 

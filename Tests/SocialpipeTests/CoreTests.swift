@@ -522,6 +522,59 @@ extension LineReaderTests {
     }
 }
 
+@Suite struct OptionSuggestionTests {
+    let tool = ToolDescription(name: "suggest-test", usage: "", summary: "", epilogue: "", primaryField: nil)
+    let options = [OptionSpec("thread", help: ""), OptionSpec("timeout", value: "S", help: ""),
+                   OptionSpec("profile", value: "NAME", help: ""), OptionSpec("max-cost", value: "D", help: "")]
+
+    func usageMessage(_ arguments: [String]) -> String? {
+        do {
+            _ = try ArgumentParser(tool: tool, options: options).parse(arguments)
+        } catch {
+            if case .usage(let message) = error { return message }
+        }
+        return nil
+    }
+
+    @Test func aTypoSuggestsTheNearestOption() {
+        #expect(usageMessage(["--trhead"]) == "unknown option '--trhead': did you mean --thread?")
+        #expect(usageMessage(["--profil=x"]) == nil, "an unambiguous prefix is the option itself")
+        #expect(usageMessage(["--prfile", "x"]) == "unknown option '--prfile': did you mean --profile?")
+        #expect(usageMessage(["--max-cots", "1"]) == "unknown option '--max-cots': did you mean --max-cost?")
+    }
+
+    @Test func anOptionFarFromEveryOneSuggestsNothing() {
+        #expect(usageMessage(["--verbose"]) == "unknown option '--verbose'")
+        #expect(usageMessage(["--x"]) == "unknown option '--x'")
+    }
+}
+
+@Suite struct EnvironmentUsageTests {
+    @Test func aBadAPIBaseInTheVariableNamesItAndIsNoCommandLineMisuse() {
+        setenv("SUGGEST_TEST_API_BASE", "ftp://example.com", 1)
+        defer { unsetenv("SUGGEST_TEST_API_BASE") }
+        var caught: StartupError?
+        do {
+            _ = try APIBase.resolve(option: nil, environmentVariable: "SUGGEST_TEST_API_BASE", fallback: "https://example.com")
+        } catch {
+            caught = error
+        }
+        guard case .environment(let message)? = caught else {
+            Issue.record("expected an environment error, got \(String(describing: caught))")
+            return
+        }
+        #expect(message.hasPrefix("SUGGEST_TEST_API_BASE: "))
+        #expect(caught?.status == .usage)
+        do {
+            _ = try APIBase.resolve(option: "ftp://example.com", environmentVariable: "SUGGEST_TEST_API_BASE", fallback: "")
+            Issue.record("expected a usage error")
+        } catch {
+            guard case .usage(let message) = error else { Issue.record("expected a usage error, got \(error)"); return }
+            #expect(message.hasPrefix("--api-base: "))
+        }
+    }
+}
+
 @Suite struct SpellingTests {
     @Test func aSlipFindsTheNameMeant() {
         let keys = ["username", "user_id", "max", "pagination_token", "cursor", "profile"]

@@ -58,10 +58,18 @@ import TestSupport
         #expect(classified(403, #"{"title":"Forbidden","detail":"not allowed"}"#)?.kind == .permission)
     }
 
-    @Test func aReadOnlyTokenSaysHowToGetAReadWriteOne() {
+    @Test func aReadOnlyTokenSaysHowToGetAReadWriteOne() throws {
         let error = classified(403, #"{"title":"Forbidden","type":"https://api.twitter.com/2/problems/oauth1-permissions"}"#,
                                headers: [("x-access-level", "read")])
-        #expect(error?.kind == .permission && error?.message.contains("tw-auth pin --access write") == true)
+        #expect(error?.kind == .permission && error?.message.contains(XService.readOnlyNote) == true)
+        // The command comes from the credentials in use, which name their profile.
+        let credentials = TwitterCredentials(consumerKey: "k", consumerSecret: "s", accessToken: "t", accessTokenSecret: "u",
+                                             profile: "ro", origin: "profile \"ro\"")
+        let request = HTTPRequest(method: "POST", url: "https://api.x.com/2/tweets", idempotent: false)
+        if let error {
+            #expect(try XAuthorizer(credentials, crypto: Crypto()).remedy(for: error, of: request)
+                    == "authorize again with: tw-auth pin --access write --profile ro")
+        }
         let other = classified(403, #"{"title":"Forbidden"}"#, headers: [("x-access-level", "read-write")])
         #expect(other?.message.contains("read-only") == false)
     }

@@ -428,7 +428,8 @@ def test_device_wrong_client_token(fb_auth, sb, cred_file):
     run.answer(r"App secret: ", APP_SECRET, secret=True)
     run.finish()
     assert run.returncode == 1 and run.stdout == b""
-    assert b"fb-auth: line 1: auth: " in run.stderr and b"client token" in run.stderr, run.stderr
+    # Contract §6: `TOOL: KIND: message`; fb-auth reads no lines, so none is named.
+    assert b"fb-auth: auth: " in run.stderr and b"line 1" not in run.stderr and b"client token" in run.stderr, run.stderr
     assert polls(sb) == [] and not cred_file.exists()
 
 
@@ -551,9 +552,11 @@ def test_exchange_an_expired_token(fb_auth, sb, cred_file):
     assert not cred_file.exists()
 
 
-def test_exchange_needs_a_terminal(fb_auth, sb, cred_file):
-    """No controlling terminal: a configuration error before anything is sent."""
-    run = fb_auth("exchange", tty=False, FB_APP_ID=APP_ID, FB_APP_SECRET=APP_SECRET).finish()
+@pytest.mark.parametrize("command", ["exchange", "device"])
+def test_a_flow_with_a_question_needs_a_terminal(fb_auth, sb, cred_file, command):
+    """No controlling terminal: a configuration error before anything is sent (device:
+    the client token would have to be asked for; issue 20 item 3)."""
+    run = fb_auth(command, tty=False, FB_APP_ID=APP_ID, FB_APP_SECRET=APP_SECRET).finish()
     assert run.returncode == 3, run.stderr
     assert run.stderr.startswith(b"fb-auth: no terminal to ask on")
     assert graph_log(sb) == []
@@ -850,7 +853,7 @@ def test_logout_of_an_unknown_profile(fb_auth, sb, cred_file):
     user_profile(cred_file)
     run = run_cmd(fb_auth, cred_file, "logout", "--profile", "nope")
     assert run.returncode == 3
-    assert b"no such profile" in run.stderr
+    assert run.stderr == b'fb-auth: no profile "nope" in %s (its profiles: work)\n' % bytes(cred_file), run.stderr
 
 
 # --------------------------------------------------------------------------------------

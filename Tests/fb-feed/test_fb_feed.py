@@ -40,7 +40,7 @@ import urllib.parse
 
 import pytest
 
-from toolenv import (FB_APP_SECRET as APP_SECRET, FB_BLOCKED_PAGE as BLOCKED_PAGE,
+from toolenv import (FB_APP_ID, FB_APP_SECRET as APP_SECRET, FB_BLOCKED_PAGE as BLOCKED_PAGE,
                      FB_BLOCKED_PAGE_TOKEN as BLOCKED_PAGE_TOKEN, FB_EXPIRED_USER_TOKEN as EXPIRED_USER_TOKEN,
                      FB_DATA_EXPIRED_PAGE_TOKEN as DATA_EXPIRED_PAGE_TOKEN,
                      FB_PAGE as PAGE, FB_PAGE_TOKEN as PAGE_TOKEN, FB_READONLY_PAGE_TOKEN as READONLY_PAGE_TOKEN,
@@ -238,8 +238,14 @@ def test_verbose_shows_requests_and_the_api_version_header(run, sb):
     assert re.search(r"200 POST %s\S* \([0-9]+ ms\) facebook-api-version=v27\.0" % base, err), err
 
 
+# What an `auth` error of a token from FB_ACCESS_TOKEN ends with (issue 20).
+ENVIRONMENT_TOKEN_REMEDY = ("; the token comes from FB_ACCESS_TOKEN: set a new one, or unset it and get a new token with: "
+                            "fb-auth device --profile default, or fb-auth exchange --profile default")
+
+
 def test_credentials_file_profiles(run, sb, home):
-    write_private(credentials_path(home), {
+    path = credentials_path(home)
+    write_private(path, {
         "default": "main",
         "profiles": {"main": {"facebook": {"access_token": PAGE_TOKEN, "app_secret": APP_SECRET}},
                      "ro": {"facebook": {"access_token": READONLY_PAGE_TOKEN}},
@@ -252,8 +258,14 @@ def test_credentials_file_profiles(run, sb, home):
     assert r.returncode == 1, r
     assert got[1]["ok"] is True and got[5]["ok"] is True, r
     check_graph_error(got[2], "permission", code="200", attempts=1)
+    # Issue 20: each error says what fixes it, for the profile in use.
+    assert got[2]["error"]["message"].endswith(
+        "; ask for pages_read_engagement, pages_manage_posts with: fb-auth device --profile ro "
+        "--scopes pages_show_list,pages_manage_posts,pages_read_engagement"), got[2]
     for line in (3, 4):
         assert got[line]["error"]["kind"] == "auth" and got[line]["error"]["attempts"] == 0, got[line]
+    assert got[3]["error"]["message"] == 'profile "x-only" has no facebook credentials: fb-auth device --profile x-only', got[3]
+    assert got[4]["error"]["message"] == 'no profile "missing" in %s (its profiles: main, ro, x-only)' % path, got[4]
     assert posts_of(sb)["counts"] == {"from the default profile": 1, "after the missing one": 1}
     by_msg = {e["body"]["message"][0]: e for e in feed_requests(sb)}
     assert set(by_msg) == {"from the default profile", "from ro", "after the missing one"}
@@ -519,7 +531,8 @@ def test_lapsed_data_access_is_auth_saying_to_log_in_again(run, sb, args):
         check_api_error_extras(err)
         assert err["error_subcode"] == 493, err
         assert err["message"].startswith("Error validating access token: The user's data access"), err
-        assert err["message"].endswith("(subcode 493: %s)" % SUBCODE_MEANINGS[493]), err
+        # Issue 20: then the command that fixes it; the token is the environment's.
+        assert err["message"].endswith("(subcode 493: %s)" % SUBCODE_MEANINGS[493] + ENVIRONMENT_TOKEN_REMEDY), err
     assert r.stderr.endswith(b"fb-feed: 2 of 2 failed (auth 2)\n"), r.stderr
     assert posts_of(sb)["total"] == 0
 
@@ -1148,14 +1161,32 @@ def test_usage_error_comes_before_the_missing_credentials(run, sb):
     assert_usage_error(r, TOOL)
 
 
-def test_no_credentials_anywhere_is_exit_3(run, sb):
+def test_no_credentials_anywhere_is_exit_3(run, sb, home):
     r = run([], jl("no credentials", "second"), token=None)
     assert r.returncode == 3, r
     assert r.stdout == b"", r
-    assert b"FB_ACCESS_TOKEN" in r.stderr, r
+    assert b"FB_ACCESS_TOKEN" in r.stderr and b"fb-auth device" in r.stderr, r
     r = run([], jl("only a secret"), token=None, secret=APP_SECRET)
     assert r.returncode == 3 and r.stdout == b"", r
+    # A dry run too (contract §3's exit table, issue 20 item 11).
+    r = run(["--dry-run"], jl("no credentials"), token=None)
+    assert r.returncode == 3 and r.stdout == b"" and b"no Facebook credentials" in r.stderr, r
+    # A profile with a facebook section but no access_token: the profile and the field are named.
+    write_private(credentials_path(home), {"default": "page", "profiles": {"page": {"facebook": {"app_id": FB_APP_ID}}}})
+    r = run([], jl("no token"), token=None)
+    assert r.returncode == 3 and r.stdout == b"", r
+    assert r.stderr == b'fb-feed: profile "page" has no facebook.access_token: fb-auth device --profile page\n', r
     assert sb.log() == []
+
+
+def test_a_revoked_page_token_of_a_profile_says_how_to_get_it_again(run, sb, home):
+    write_private(credentials_path(home), {"default": "page", "profiles": {"page": {"facebook": {
+        "access_token": PAGE_TOKEN, "token_type": "page", "user_access_token": USER_TOKEN}}}})
+    sb.control(revoke_token=PAGE_TOKEN)
+    r = run([], jl("revoked"), token=None)
+    err = check_graph_error(r.envelopes[0], "auth", code="190", attempts=1)
+    assert err["message"].endswith("; get a new user token and the Page's token again with: fb-auth device --profile page, "
+                                   "then fb-auth pages --profile page --store PAGE_ID"), err
 
 
 def test_help_and_version(bin_path, fb_env):

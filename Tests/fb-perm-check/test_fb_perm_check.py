@@ -713,7 +713,10 @@ def test_token_refused_for_lapsed_data_access_is_auth_saying_to_log_in_again(run
         err = check_graph_error(e, "auth", code="190", attempts=1)
         assert err["error_subcode"] == 493, err
         assert "The user's data access for this app has expired" in err["message"], err
-        assert err["message"].endswith("(subcode 493: %s)" % SUBCODE_MEANINGS[493]), err
+        # Issue 20: then the command that fixes it (the token is the environment's).
+        remedy = ("; the token comes from FB_ACCESS_TOKEN: set a new one, or unset it and get a new token "
+                  "with: fb-auth device --profile default, or fb-auth exchange --profile default")
+        assert err["message"].endswith("(subcode 493: %s)" % SUBCODE_MEANINGS[493] + remedy), err
     assert r.stderr.endswith(b"fb-perm-check: 2 of 2 failed (auth 2)\n"), r.stderr
     assert len(perm_requests(sb)) == 1
 

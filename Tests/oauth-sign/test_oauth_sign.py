@@ -1610,6 +1610,19 @@ def test_no_credentials_anywhere_is_auth_error_per_record_not_exit_3(run):
     assert a["error"]["kind"] == "auth" and b["ok"] is True
 
 
+def test_a_missing_secret_names_the_profile_in_use_and_its_field(run, home):
+    """Issue 20: the default profile lacks twitter.consumer_secret: the message names it
+    and the command that stores it, not `use a credentials profile`."""
+    path = write_creds(default_creds_path(home), content=json.dumps(
+        {"default": "half", "profiles": {"half": {"twitter": {"consumer_key": "half-ck"}}}}))
+    p = run([], jl(BARE, dict(BARE, profile="nope")))
+    assert p.returncode == 1, p.stderr
+    a, b = envelopes(p.stdout)
+    assert a["error"]["message"] == ('no consumer secret: give consumer_secret, set TW_CONSUMER_SECRET, or store '
+                                     'twitter.consumer_secret in profile "half" with: tw-auth pin --profile half'), a
+    assert b["error"]["message"] == 'no profile "nope" in %s (its profiles: half)' % path, b
+
+
 # --------------------------------------------------------------------------------------
 # 8. valgrind
 # --------------------------------------------------------------------------------------

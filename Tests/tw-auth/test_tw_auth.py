@@ -484,6 +484,8 @@ def test_a_wrong_pin_exits_1_and_stores_nothing(interactive, sb, cred_file):
     assert t.returncode == 1, t
     assert t.stdout == b"", t
     assert re.search(r"tw-auth: .*PIN", t.text()), ("a message that says the PIN was refused", t)
+    # Contract §6: `TOOL: KIND: message`; tw-auth reads no lines, so none is named.
+    assert re.search(r"(?m)^tw-auth: auth: ", t.text()) and "line 1" not in t.text(), t
     check_clean(t, cred_file)
     assert nothing_stored(cred_file), cred_file.read_text()
     [at] = entries(sb, "POST /oauth/access_token")
@@ -499,12 +501,14 @@ def test_a_denied_authorization_exits_1_and_stores_nothing(interactive, sb, cred
     check_refused(t, sb, cred_file)
 
 
-def test_pin_without_a_terminal_reads_nothing_from_stdin(detached, sb, cred_file):
-    # Answers piped in are not answers: without /dev/tty the PIN flow cannot run.
-    p = detached(["pin"], stdin=("%s\n%s\n1234567\n" % (CONSUMER_KEY, CONSUMER_SECRET)).encode())
+@pytest.mark.parametrize("args", [["pin"], ["oauth2"], ["app"]])
+def test_a_flow_without_a_terminal_reads_nothing_from_stdin(detached, sb, cred_file, args):
+    # Answers piped in are not answers: without /dev/tty a flow with a question to ask
+    # cannot run, and that is exit 3 for each of them (issue 20 item 3).
+    p = detached(args, stdin=("%s\n%s\n1234567\n" % (CONSUMER_KEY, CONSUMER_SECRET)).encode())
     assert p.returncode == 3, p
     assert p.stdout == b"", p
-    assert b"terminal" in p.stderr, p
+    assert p.stderr.startswith(b"tw-auth: no terminal to ask on"), p
     assert nothing_stored(cred_file)
     assert sb.log() == [], "nothing sent"
 
@@ -912,6 +916,8 @@ def test_status_of_a_revoked_token_exits_1(detached, sb, home):
     [line] = status_lines(p)
     assert line["profile"] == "kestrel" and line["method"] == "oauth1" and line["valid"] is False, line
     assert "account" not in line and line["problem"], line
+    # Issue 20: the problem ends with the command that fixes it.
+    assert line["problem"] == "Unauthorized; authorize again with: tw-auth pin --profile kestrel", line
 
 
 @pytest.mark.parametrize("case", ["past-expiry", "refused-401", "refresh-revoked"])
@@ -1053,7 +1059,7 @@ def test_logout_of_an_unknown_profile_is_a_configuration_error(detached, sb, hom
     before = path.read_bytes()
     p = detached(["logout", "--profile", "nosuch"])
     assert p.returncode == 3, p
-    assert p.stdout == b"" and b"kestrel" in p.stderr, p
+    assert p.stdout == b"" and p.stderr == b'tw-auth: no profile "nosuch" in %s (its profiles: kestrel)\n' % bytes(path), p
     assert path.read_bytes() == before
     assert sb.log() == []
 

@@ -364,7 +364,10 @@ def test_no_credentials_anywhere_is_a_configuration_error_before_reading(run, sb
     r = run([], jl("no credentials anywhere", "second"), credentials={})
     assert r.returncode == 3, r
     assert r.stdout == b"", r
-    assert b"TW_CONSUMER_KEY" in r.stderr, r
+    assert b"TW_CONSUMER_KEY" in r.stderr and b"tw-auth pin" in r.stderr, r
+    # A dry run too (contract §3's exit table, issue 20 item 11).
+    r = run(["--dry-run"], jl("no credentials anywhere"), credentials={})
+    assert r.returncode == 3 and r.stdout == b"" and b"no X credentials" in r.stderr, r
     assert sb.log() == []
 
 
@@ -375,6 +378,7 @@ def test_a_record_profile_without_x_credentials_is_auth_and_the_run_goes_on(run,
     r = run([], jl({"text": "profile without x", "profile": "fb-only"}), credentials={})
     [env] = r.envelopes
     assert env["error"]["kind"] == "auth" and env["error"]["attempts"] == 0, r
+    assert env["error"]["message"] == 'profile "fb-only" has no twitter credentials: tw-auth pin --profile fb-only', r
     assert r.returncode == 1
     assert sb.log() == []
 
@@ -388,7 +392,10 @@ def test_credentials_file_profiles(run, sb, home):
     got = r.by_line()
     assert got[1]["ok"] is True, got[1]
     assert got[2]["error"]["kind"] == "permission" and got[2]["error"]["status"] == 403, got[2]
+    # Issue 20: the message ends with the command that fixes it, for the profile in use.
+    assert got[2]["error"]["message"].endswith("; authorize again with: tw-auth pin --access write --profile ro"), got[2]
     assert got[3]["error"]["kind"] == "auth" and got[3]["error"]["attempts"] == 0, got[3]
+    assert got[3]["error"]["message"] == 'no profile "missing" in %s (its profiles: main, ro)' % f, got[3]
     assert got[4]["ok"] is True, got[4]
     assert set(posts_of(sb)["counts"]) == {"from the default profile", "after the missing one"}
     # A file others can read is refused before anything is read (contract §4, exit 3).
@@ -523,6 +530,7 @@ def test_connection_refused_is_network(run, sb):
     assert r.returncode == 1, r
     err = r.envelopes[0]["error"]
     assert err["kind"] == "network" and "status" not in err and err["attempts"] == 1, r
+    assert err["message"].endswith(" (API base http://127.0.0.1:%d, from --api-base)" % port), err
 
 
 def test_connection_refused_retries_with_backoff_and_ends_promptly(bin_path, make_env):
@@ -837,6 +845,37 @@ def test_usage_errors_exit_2_and_send_nothing(run, sb, args):
     r = run(args, jl("never read"))
     assert_usage_error(r, TOOL)
     assert sb.log() == []
+
+
+def test_a_typo_suggests_the_option_and_a_bad_variable_is_named(run, sb):
+    r = run(["--trhead"], jl("never read"))
+    assert_usage_error(r, TOOL)
+    assert r.stderr.startswith(b"tw-post: unknown option '--trhead': did you mean --thread?\n"), r
+    # A bad TW_API_BASE is no misuse of the command line: the variable is named, --help is not offered.
+    r = run([], jl("never read"), api_base=False, extra={"TW_API_BASE": "ftp://api.example"})
+    assert r.returncode == 2 and r.stdout == b"", r
+    assert r.stderr == b"tw-post: TW_API_BASE: url scheme must be http or https: ftp://api.example\n", r
+    assert sb.log() == []
+
+
+def test_revoked_and_missing_scope_tokens_end_with_the_command_that_fixes_them(run, sb, home):
+    """Issue 20: an `auth` or `permission` error ends with the tw-auth command for the
+    profile in use, by its method; a missing OAuth 2.0 scope is named."""
+    write_private(credentials_path(home), {"default": "main", "profiles": {
+        "main": {"twitter": twitter_section(creds())},
+        "reader": {"twitter": {"oauth2": {"access_token": "sandbox-oauth2-read-token", "client_id": "sandbox-oauth2-client-id",
+                                          "scopes": "tweet.read users.read follows.read"}}}}})
+    sb.control(revoke_token=ACCESS_TOKEN)
+    r = run([], jl("revoked", {"text": "no scope", "profile": "reader"}), credentials={})
+    assert r.returncode == 1, r
+    revoked, unscoped = r.envelopes
+    assert (revoked["error"]["kind"], revoked["error"]["status"]) == ("auth", 401), revoked
+    assert revoked["error"]["message"] == "Unauthorized; authorize again with: tw-auth pin --profile main", revoked
+    assert (unscoped["error"]["kind"], unscoped["error"]["status"]) == ("permission", 403), unscoped
+    assert unscoped["error"]["message"] == ('Forbidden; the OAuth 2.0 token of profile "reader" lacks the scope tweet.write; '
+                                            "authorize again with: tw-auth oauth2 --profile reader "
+                                            "--scopes 'tweet.read users.read follows.read tweet.write'"), unscoped
+    assert posts_of(sb)["total"] == 0
 
 
 def test_help_and_version(bin_path, make_env):

@@ -64,10 +64,14 @@ public protocol RequestAuthorizer {
     /// Whether `request`, refused with `error`, goes again once (after the
     /// prerequisite this then asks for): a token refused with a 401 is renewed.
     func renews(after error: RecordError, of request: HTTPRequest) -> Bool
+    /// What fixes `error` (an `auth` or `permission` answer to `request`):
+    /// the command to run, which the message then ends with (after `; `); nil for nothing to add.
+    func remedy(for error: RecordError, of request: HTTPRequest) -> String?
 }
 
 extension RequestAuthorizer {
     public var secretValues: [String] { [] }
+    public func remedy(for error: RecordError, of request: HTTPRequest) -> String? { nil }
     public func prerequisite() throws(RecordError) -> CredentialPrerequisite? { nil }
     public func renews(after error: RecordError, of request: HTTPRequest) -> Bool { false }
 }
@@ -343,10 +347,14 @@ public protocol APIService: AnyObject {
     /// Query parameters of its requests whose values `-v` and dry runs hide
     /// though their names do not say secret (a proof made from a secret).
     var secretParameters: Set<String> { get }
+    /// Where the API is and who said so, for a request that could not reach
+    /// it: `http://127.0.0.1:1, from $VARIABLE`; nil when not known.
+    var baseDescription: String? { get }
 }
 
 extension APIService {
     public func verboseDetail(_ response: HTTPResponse) -> String? { nil }
+    public var baseDescription: String? { nil }
     public var secretParameters: Set<String> { [] }
 }
 

@@ -199,7 +199,7 @@ extension Engine {
             break
         case .giveUp(let error, let stopsCredentials):
             if stopsCredentials { limiter.giveUp(exchange.spec.rateLimitKey) }
-            failExchange(exchange, error)
+            failExchange(exchange, explained(error, of: exchange))
         case .ambiguous(let error):
             failExchange(exchange, error)
         }
@@ -231,6 +231,24 @@ extension Engine {
             return
         }
         for tracked in exchange.jobs { deliveries.append((tracked, result)) }
+    }
+
+    /// `error` with what the user can do about it: an `auth` or `permission`
+    /// error ends with the command its authorizer says fixes it; a request
+    /// that found no server says which API base it tried.
+    func explained(_ error: RecordError, of exchange: Exchange) -> RecordError {
+        var error = error
+        switch error.kind {
+        case .auth, .permission:
+            if let remedy = exchange.spec.authorizer?.remedy(for: error, of: exchange.spec.request) {
+                error.message += "; " + remedy
+            }
+        case .network where error.status == nil:
+            if let base = exchange.spec.service.baseDescription { error.message += " (API base \(base))" }
+        default:
+            break
+        }
+        return error
     }
 
     func failExchange(_ exchange: Exchange, _ error: RecordError) {

@@ -4,13 +4,24 @@ public enum APIBase {
     /// absolute `http(s)://host[:port][/path]` URL of printable ASCII, without
     /// user information, query or fragment: every request of the run starts
     /// with it, so nothing in it may change what a request means.
+    /// A bad value of the variable is no misuse of the command line, so its
+    /// message does not send the user to `--help`.
     public static func resolve(option: String?, environmentVariable: String, fallback: String) throws(StartupError) -> String {
         let fromEnvironment = Environment.nonEmpty(environmentVariable)
-        let source = option != nil ? "--api-base" : fromEnvironment != nil ? environmentVariable : "the default API base"
         var base = option ?? fromEnvironment ?? fallback
-        if let problem = problem(base) { throw .usage("\(source): \(problem): \(shown(base))") }
+        if let problem = problem(base) {
+            guard option == nil, fromEnvironment != nil else { throw .usage("--api-base: \(problem): \(shown(base))") }
+            throw .environment("\(environmentVariable): \(problem): \(shown(base))")
+        }
         while base.hasSuffix("/") { base.removeLast() }
         return base
+    }
+
+    /// `base` as a network error names it, with where it came from:
+    /// `--api-base`, the variable, or nothing for the default.
+    public static func described(_ base: String, option: String?, environmentVariable: String) -> String {
+        if option != nil { return base + ", from --api-base" }
+        return Environment.nonEmpty(environmentVariable) != nil ? base + ", from " + environmentVariable : base
     }
 
     /// `base` as a message may quote it: whatever could be user information

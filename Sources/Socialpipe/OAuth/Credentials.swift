@@ -6,16 +6,24 @@ import Glibc
 public struct CredentialStore {
     /// The credentials file's path, when one is in use.
     public let filePath: String?
+    /// The file named or the default one, whether it exists or not.
+    let intendedPath: String?
     private let profiles: [String: JSON]
     /// `--profile`, `$SOCIALPIPE_PROFILE` or the file's default.
     public let selectedProfile: String?
+    /// The command that fills a profile with the service's credentials.
+    public let setUp: (_ profile: String) -> String
 
     /// Reads the file named by `--credentials`, `$SOCIALPIPE_CREDENTIALS` or
     /// the XDG default, and settles the profile from `--profile` or
     /// `$SOCIALPIPE_PROFILE`. `fields` are the service's fields whose values
     /// are checked in every profile, so that a bad one is found before the
     /// first record.
-    public static func load(_ arguments: ParsedArguments, fields: [CredentialField]) throws(StartupError) -> CredentialStore {
+    /// `setUp` names the command that fills profile P with the service's
+    /// credentials (`tw-auth pin --profile P`), for messages about a profile
+    /// or a file that lacks them.
+    public static func load(_ arguments: ParsedArguments, fields: [CredentialField],
+                            setUp: @escaping (_ profile: String) -> String) throws(StartupError) -> CredentialStore {
         let explicitPath = Self.explicitPath(arguments)
         let path = Self.path(arguments)
         let requestedProfile = arguments.value(CommonOptions.profile) ?? Environment.nonEmpty("SOCIALPIPE_PROFILE")
@@ -42,7 +50,8 @@ public struct CredentialStore {
                 }
             }
         }
-        let store = CredentialStore(filePath: usedPath, profiles: profiles, selectedProfile: requestedProfile ?? defaultProfile)
+        let store = CredentialStore(filePath: usedPath, intendedPath: path, profiles: profiles,
+                                    selectedProfile: requestedProfile ?? defaultProfile, setUp: setUp)
         if let selected = store.selectedProfile, profiles[selected] == nil {
             throw .configuration(store.unknownProfile(selected))
         }
@@ -61,12 +70,22 @@ public struct CredentialStore {
             .map { $0 + "/socialpipe/credentials.json" }
     }
 
-    /// The message for a profile name that is not in the file: which ones are.
+    /// The message for a profile name that is not in the file: which ones
+    /// are, or, when there is no file yet, the command that creates it.
     public func unknownProfile(_ name: String) -> String {
-        guard let filePath else { return "no profile \"\(name)\": there is no credentials file" }
-        let names = profiles.keys.sorted().map { "\"\($0)\"" }
-        let known = names.isEmpty ? "it has no profiles" : "its profiles: " + names.joined(separator: ", ")
-        return "no profile \"\(name)\" in \(filePath) (\(known))"
+        if let filePath { return Self.unknownProfile(name, in: filePath, profiles: profileNames) }
+        guard let intendedPath else { return "no profile \"\(name)\": there is no credentials file (HOME is not set)" }
+        return "no profile \"\(name)\": there is no credentials file \(intendedPath) yet: \(setUp(name)) creates it"
+    }
+
+    /// Every tool's message for profile `name` missing from `file`, whose profiles are `profiles`.
+    public static func unknownProfile(_ name: String, in file: String, profiles: [String]) -> String {
+        "no profile \"\(name)\" in \(file) " + profileList(profiles)
+    }
+
+    /// `(its profiles: a, b)`, or `(it has none)`: what a file holds, for a message that names it.
+    public static func profileList(_ profiles: [String]) -> String {
+        profiles.isEmpty ? "(it has none)" : "(its profiles: " + profiles.sorted().joined(separator: ", ") + ")"
     }
 
     /// Whether the file has a profile `name`.
@@ -189,6 +208,12 @@ public final class CredentialSource<Credentials> {
         }
     }
 
+    /// The profile a record without its own uses: `--profile`, `$SOCIALPIPE_PROFILE` or the file's default.
+    public var selectedProfile: String? { store.selectedProfile }
+
+    /// The command that fills profile `name` with this service's credentials.
+    public func setUp(_ name: String) -> String { store.setUp(name) }
+
     private func profile(_ name: String) -> Credentials? {
         store.section(section, of: name).flatMap { readProfile($0, name) }
     }
@@ -200,7 +225,7 @@ public final class CredentialSource<Credentials> {
         if let recordProfile {
             guard store.hasProfile(recordProfile) else { throw RecordError(.auth, store.unknownProfile(recordProfile)) }
             guard let found = profile(recordProfile) else {
-                throw RecordError(.auth, "profile \"\(recordProfile)\" has no \(section) credentials")
+                throw RecordError(.auth, "profile \"\(recordProfile)\" has no \(section) credentials: \(store.setUp(recordProfile))")
             }
             return found
         }

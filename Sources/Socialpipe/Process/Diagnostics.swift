@@ -51,12 +51,14 @@ public enum Diagnostics {
 /// Thrown by the core's initialisers; `ToolMain` reports it.
 public enum StartupError: Error, Sendable {
     case usage(String)
+    /// A usage error (exit 2) in an environment variable: `--help` would not help.
+    case environment(String)
     case configuration(String)
 
     /// The status a run ends with for this error.
     public var status: ExitStatus {
         switch self {
-        case .usage: return .usage
+        case .usage, .environment: return .usage
         case .configuration: return .configuration
         }
     }
@@ -67,7 +69,7 @@ public enum StartupError: Error, Sendable {
         case .usage(let message):
             Diagnostics.say(message)
             Diagnostics.say("try '\(Diagnostics.toolName) --help' for more information")
-        case .configuration(let message):
+        case .environment(let message), .configuration(let message):
             Diagnostics.say(message)
         }
     }

@@ -277,7 +277,8 @@ public struct ArgumentParser {
         if candidates.count > 1, !name.isEmpty {
             throw .usage("option '--\(name)' is ambiguous: " + candidates.map { "--" + $0.long }.joined(separator: ", "))
         }
-        throw .usage("unknown option '--\(name)'")
+        let suggestion = Spelling.nearest(to: name, among: options.map(\.long)).map { ": did you mean --\($0)?" } ?? ""
+        throw .usage("unknown option '--\(name)'" + suggestion)
     }
 
     /// The `--help` text, generated from the option table.

@@ -2,10 +2,12 @@ import Glibc
 
 /// How a run writes outcomes: the contract's envelopes, or lines a tool
 /// formats itself (oauth-sign's header and curl formats), failures then
-/// going to stderr as `TOOL: line N: kind: message`.
+/// going to stderr as `TOOL: line N: kind: message`; or, for a tool that
+/// reads no lines (its records come from the command), as `TOOL: kind: message`.
 public enum OutputStyle: Sendable {
     case envelopes
     case toolLines
+    case commandLines
 }
 
 /// Puts outcomes on stdout in input order (or as they come with
@@ -303,7 +305,7 @@ public final class Reply {
     }
 
     /// One line the tool formatted itself (without its newline), in the
-    /// `toolLines` style; `failsRun` makes the run exit 1 all the same (a
+    /// `toolLines` or `commandLines` style; `failsRun` makes the run exit 1 all the same (a
     /// check that found a token invalid).
     public func writeLine(_ text: UnsafeBufferPointer<UInt8>, failsRun: Bool = false) {
         guard !isFinished else { return }
@@ -328,6 +330,8 @@ public final class Reply {
             }
         case .toolLines:
             queue.writeDiagnostic(in: slot, "line \(line): \(error.kind.rawValue): \(error.message)")
+        case .commandLines:
+            queue.writeDiagnostic(in: slot, "\(error.kind.rawValue): \(error.message)")
         }
     }
 
