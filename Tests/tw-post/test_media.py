@@ -485,12 +485,14 @@ def test_alt_text_is_set_through_metadata(run, sb, media_dir):
 @pytest.mark.parametrize("item,kind", [
     # Over X's 1000 characters: well-formed but refused, like a text over 280 (contract §2).
     ({"path": "a.png", "alt": "x" * 1001}, "validation"),
+    # 501 letters each with a combining accent: 501 characters on screen, 1002 code points as X counts.
+    ({"path": "a.png", "alt": "e\u0301" * 501}, "validation"),
     ({"path": "a.png", "alt": 5}, "input"),
     ({"path": "a.png", "title": "unknown key"}, "input"),
     ({"alt": "no path"}, "input"),
     ({"path": "a.png", "category": "dm_image"}, "input"),
     (7, "input"),
-], ids=["alt-1001", "alt-not-string", "unknown-key", "no-path", "unknown-category", "not-a-path"])
+], ids=["alt-1001", "alt-1002-code-points-in-501-graphemes", "alt-not-string", "unknown-key", "no-path", "unknown-category", "not-a-path"])
 def test_bad_media_items_are_refused_before_sending(run, sb, media_dir, item, kind):
     write(media_dir, "a.png", "png", 3000)
     r = run(["--media-dir", str(media_dir)], jl({"text": "bad item", "media": [item]}))
