@@ -413,6 +413,17 @@ def test_progress_line_shows_mib_uploaded(run, sb, big_video):
     assert any(0 < float(done) < 50 for done, _ in shown), ("no figure while bytes were being uploaded", shown)
 
 
+def test_progress_line_counts_a_small_upload_in_kib(run, sb, media_dir):
+    write(media_dir, "small.png", "png", 40_000)
+    sb.control(latency_ms=300)          # each upload step takes longer than the line's quarter second
+    r = run(["--progress", "--media-dir", str(media_dir)], jl({"text": "a small upload", "media": ["small.png"]}))
+    one_ok(r)
+    err = r.stderr.decode("utf-8", "replace")
+    assert "MiB" not in err, ("40,000 bytes are not 0.0 MiB", err)
+    shown = re.findall(r"(\d+) of (\d+) KiB uploaded", err)
+    assert shown and all(total == "40" for _, total in shown), (shown, err)
+
+
 def test_four_files_in_one_record_in_order(run, sb, media_dir):
     # Four pictures: X takes no other mix of four (contract §7).
     files = [("a.png", "png", 100_001), ("b.jpg", "jpeg", 100_002), ("c.webp", "webp", 100_003),
