@@ -11,7 +11,7 @@ The names the completions offer as arguments are the same in every shell and
 each one is a name the tool asks the API about (fb-perm-check's permissions),
 and what -q does (hide the progress line, or, for fb-perm-check, all of
 stdout) is what --help, the man page and the fish descriptions say. A tool
-whose binary is not built yet is skipped, saying so. Every page passes `mandoc -Tlint -W warning`; the README
+whose binary is not built yet is skipped, saying so. Every page passes `mandoc -Tlint -W style`; the README
 names the two first-run commands; socialpipe.7 lists the contract's exit
 statuses; socialpipe-prices.5 lists exactly the price keys tw-post and
 tw-friends know, each at the price they charge without a prices file;
@@ -695,8 +695,16 @@ def test_prices_page_gives_the_keys_and_prices_the_tools_charge(tool, tmp_path):
 @pytest.mark.parametrize("page", PAGES)
 def test_man_page_is_lint_clean(page):
     need("mandoc")
-    p = run(["mandoc", "-Tlint", "-W", "warning", str(MAN / page)])
-    assert p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(), p.stdout + p.stderr
+    p = run(["mandoc", "-Tlint", "-W", "style", str(MAN / page)])
+    problems = []
+    for line in (p.stdout + p.stderr).splitlines():
+        # Which pages are installed is the machine's business, not the page's:
+        # a page of the suite is found once installed, so it need only be in man/.
+        m = re.search(r"referenced manual not found: Xr (\S+) (\w+)", line)
+        if m and "%s.%s" % m.groups() in PAGES or "outdated mandoc.db" in line:
+            continue
+        problems.append(line)
+    assert problems == [], "\n".join(problems)
 
 
 def test_readme_names_the_first_run_commands():
