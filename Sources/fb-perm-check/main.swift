@@ -24,7 +24,8 @@ let tool = ToolDescription(
 let tokenOption = OptionSpec("token", help: "also inspect the token with debug_token (needs the app id and secret)")
 // -q, as `grep -q`: the exit status is the answer (contract §5).
 let quietOption = OptionSpec(CommonOptions.quiet.long, short: CommonOptions.quiet.short,
-                             help: "write nothing on stdout (and no progress line): the exit status answers")
+                             help: "quiet: write nothing on stdout (the exit status answers), no progress line, "
+                                + "no input reminder; messages on stderr still appear")
 let engineDefaults = EngineSettings(parallel: 4)
 let options = [GraphSetup.versionOption, tokenOption]
     + engineDefaults.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp).map {

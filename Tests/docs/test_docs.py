@@ -9,8 +9,9 @@ API versions that --graph-version offers (each accepted by the tool, the
 default among them).
 The names the completions offer as arguments are the same in every shell and
 each one is a name the tool asks the API about (fb-perm-check's permissions),
-and what -q does (hide the progress line, or, for fb-perm-check, all of
-stdout) is what --help, the man page and the fish descriptions say. A tool
+and what -q does (quiet: hide the progress line and the input reminder, or,
+for fb-perm-check, all of stdout too) is what --help, the man page and the
+fish descriptions say, each saying that messages on stderr still appear. A tool
 whose binary is not built yet is skipped, saying so. Every page passes `mandoc -Tlint -W style`; the README
 names the two first-run commands; socialpipe.7 lists the contract's exit
 statuses; socialpipe-prices.5 lists exactly the price keys tw-post and
@@ -618,6 +619,11 @@ def test_quiet_means_the_same_in_help_man_page_completions_and_the_tool(tool, na
     in_page = man_option_text(name + ".1", QUIET_OPTION)
     assert ("nothing on standard output" in in_page) == silent, (
         "--help says %r; the man page says %r" % (m.group(1), in_page))
+    # Quiet everywhere: each says all it silences, and that stderr still speaks.
+    for says, text in (("--help", m.group(1)), ("the man page", in_page)):
+        assert text.lower().startswith("quiet:"), "%s does not say -q is quiet: %r" % (says, text)
+        for silenced in ("progress line", "input reminder", "still appear"):
+            assert silenced in text, "%s says %r, without %r" % (says, text, silenced)
     described = dict(fish_complete_described(name, name + " -", os.path.dirname(path)))
     assert ("stdout" in described.get("--quiet", "")) == silent, (
         "--help says %r; fish describes --quiet as %r" % (m.group(1), described.get("--quiet")))
