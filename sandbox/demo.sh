@@ -44,8 +44,11 @@ XDG_CONFIG_HOME=$work
 export TW_API_BASE FB_API_BASE TW_CONSUMER_KEY TW_CONSUMER_SECRET TW_ACCESS_TOKEN TW_ACCESS_TOKEN_SECRET \
     FB_ACCESS_TOKEN XDG_CONFIG_HOME
 
+# Bold headings only on a terminal: `make demo > file` gets plain text.
+bold='' plain=''
+if [ -t 1 ]; then bold=$(printf '\033[1m') plain=$(printf '\033[0m'); fi
 step() {
-    printf '\n\033[1m== %s\033[0m\n' "$1"
+    printf '\n%s== %s%s\n' "$bold" "$1" "$plain"
     printf '$ %s\n' "$2"
 }
 

@@ -27,13 +27,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-import sandbox_graph as G  # noqa: E402
-import sandbox_media as M  # noqa: E402
-import sandbox_world as W  # noqa: E402
-import sandbox_x as X  # noqa: E402
-import sandbox_x_auth as XA  # noqa: E402
-import sandbox_x_billing as XB  # noqa: E402
-from sandbox_http import Request, dumps, json_response  # noqa: E402
+try:
+    import sandbox_graph as G  # noqa: E402
+    import sandbox_media as M  # noqa: E402
+    import sandbox_world as W  # noqa: E402
+    import sandbox_x as X  # noqa: E402
+    import sandbox_x_auth as XA  # noqa: E402
+    import sandbox_x_billing as XB  # noqa: E402
+    from sandbox_http import Request, dumps, json_response  # noqa: E402
+except ModuleNotFoundError as missing:
+    # A plain `python3 sandbox/sandbox.py` lacks the packages `make venv` installs.
+    if (missing.name or "").startswith("sandbox_"):
+        raise
+    sys.exit("sandbox: the Python package %s is missing; `make venv` installs it in .venv: "
+             "run .venv/bin/python sandbox/sandbox.py" % missing.name)
 
 DEFAULT_CONFIG = os.path.join(HERE, "default-config.json")
 LOG_BODY_LIMIT = 4096

@@ -26,7 +26,8 @@ let tokenOption = OptionSpec("token", help: "also inspect the token with debug_t
 let listOption = OptionSpec("list-permissions", help: "print the known Graph permission names, one a line, and exit")
 // -q, as `grep -q`: the exit status is the answer (contract §5).
 let quietOption = OptionSpec(CommonOptions.quiet.long, short: CommonOptions.quiet.short,
-                             help: "write nothing on stdout (and no progress line): the exit status answers")
+                             help: "quiet: write nothing on stdout (the exit status answers), no progress line, "
+                                + "no input reminder; messages on stderr still appear")
 let engineDefaults = EngineSettings(parallel: 4)
 let options = [GraphSetup.versionOption, tokenOption, listOption]
     + engineDefaults.requestOptions(apiBaseHelp: GraphSetup.apiBaseHelp).map {

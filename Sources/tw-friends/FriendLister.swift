@@ -21,6 +21,18 @@ final class FriendLister: RecordTool {
     func start(_ record: Record, reply: Reply) -> Job? {
         FriendsJob(record: record, reply: reply, lister: self)
     }
+
+    /// Accounts written, pages asked for and lists that asked for one, in the whole run.
+    fileprivate var accountsWritten = 0
+    fileprivate var pagesAsked = 0
+    fileprivate var listsPaged = 0
+
+    /// `12,000 accounts (page 13)` while one list runs: a record is one
+    /// list, and a long one would leave a count of records at 0 for minutes.
+    var progress: WorkProgress? {
+        let pages = listsPaged > 1 ? "\(pagesAsked) pages" : "page \(pagesAsked)"
+        return WorkProgress(count: accountsWritten, unit: ("account", "accounts"), detail: pagesAsked == 0 ? nil : pages)
+    }
 }
 
 /// One user's list.
@@ -50,6 +62,7 @@ final class FriendsJob: Job {
     private var positionsSeen: Set<String> = []
     /// The page's result lines are built here.
     private let line = ByteBuffer(capacity: 64)
+    private var pagesAsked = 0
 
     init(record: Record, reply: Reply, lister: FriendLister) {
         self.record = record
@@ -167,6 +180,9 @@ final class FriendsJob: Job {
     /// The request for the page at `position`, priced per account returned;
     /// the budget may cut it to fewer accounts.
     private func page(_ authorizer: XAuthorizer) -> RequestSpec {
+        if pagesAsked == 0 { lister.listsPaged += 1 }
+        pagesAsked += 1
+        lister.pagesAsked += 1
         var spec = lister.x.request("GET", pagePath(size: pageSize), endpoint: lister.legacy ? "GET /1.1/friends/ids"
                                     : "GET /2/users/:id/following", authorizer: authorizer)
         var price = lister.x.price(accountPrice(authorizer), units: pageSize)
@@ -232,7 +248,9 @@ final class FriendsJob: Job {
         } catch {
             return .fail(RecordError(.http, "the page could not be read: \(error.why)", status: answer.status))
         }
-        var charge = Charges(answer.charged, written: min(accounts.count, Int(remaining ?? Int64.max)))
+        let written = min(accounts.count, Int(remaining ?? Int64.max))
+        lister.accountsWritten += written
+        var charge = Charges(answer.charged, written: written)
         if lister.legacy { writeIDs(accounts, of: page, charge: &charge) } else { writeUsers(accounts, of: page, charge: &charge) }
         if let remaining, remaining <= 0 { return .done }
         guard let next else { return .done }

@@ -185,8 +185,9 @@ final class TwitterPoster: RecordTool {
                     throw .input("media: unknown member \"\(key)\" (a file is {path, alt?, category?})")
                 }
             }
-            if let alt = item.alt, alt.count > XMediaFile.altTextLimit {
-                throw RecordError(.validation, "media: the alt text of \(path) is \(alt.count) characters; "
+            // X counts alt text in code points (its schema's maxLength), not as a reader sees characters.
+            if let length = item.alt?.unicodeScalars.count, length > XMediaFile.altTextLimit {
+                throw RecordError(.validation, "media: the alt text of \(path) is \(length) characters (code points); "
                                   + "X takes up to \(XMediaFile.altTextLimit)")
             }
             items.append(item)

@@ -54,6 +54,36 @@ import TestSupport
     }
 }
 
+@Suite struct ProgressLineTextTests {
+    func text(done: Int = 0, inFlight: Int = 1, work: WorkProgress? = nil, uploaded: (sent: Int, total: Int)? = nil,
+              wait: Int? = nil) -> String {
+        ProgressLine.text(tool: "tool", done: done, failed: 0, inFlight: inFlight, work: work, uploaded: uploaded,
+                          waitSeconds: wait)
+    }
+
+    @Test func countsRecordsUnlessTheToolCountsItsOwnWork() {
+        #expect(text(done: 3) == "tool: 3 done, 0 failed, 1 in flight")
+        let accounts = WorkProgress(count: 12_000, unit: ("account", "accounts"), detail: "page 13")
+        #expect(text(work: accounts) == "tool: 12,000 accounts (page 13), 0 failed")
+        #expect(text(work: WorkProgress(count: 1, unit: ("account", "accounts"))) == "tool: 1 account, 0 failed")
+        #expect(text(work: accounts, wait: 75) == "tool: 12,000 accounts (page 13), 0 failed, waiting 1:15 for the rate limit")
+    }
+
+    @Test func groupsThousandsWithCommas() {
+        #expect(WorkProgress.grouped(0) == "0")
+        #expect(WorkProgress.grouped(999) == "999")
+        #expect(WorkProgress.grouped(1000) == "1,000")
+        #expect(WorkProgress.grouped(1_234_567) == "1,234,567")
+    }
+
+    @Test func anUploadUnderAMebibyteIsCountedInKibibytes() {
+        #expect(text(uploaded: (0, 40_000)) == "tool: 0 done, 0 failed, 1 in flight, 0 of 40 KiB uploaded")
+        #expect(text(uploaded: (100, 500)).hasSuffix(", 1 of 1 KiB uploaded"))
+        #expect(text(uploaded: (3 << 20, 50 << 20)).hasSuffix(", 3.0 of 50.0 MiB uploaded"))
+        #expect(text(uploaded: (0, 0)) == "tool: 0 done, 0 failed, 1 in flight")
+    }
+}
+
 @Suite struct DecimalOptionTests {
     let tool = ToolDescription(name: "decimal-test", usage: "", summary: "", epilogue: "", primaryField: nil)
 

@@ -12,6 +12,8 @@ before anything works, end to end against the sandbox.
   5. a line that is not JSON suggests -R, where a tool has a primary field
   6. `make` and `make install` need only the build packages; `make install`
      builds nothing, and says so when the tools are not built
+  7. a filter left waiting on a terminal that types nothing says once how
+     records are given and that Ctrl-D ends them; -q keeps it quiet
 """
 import os
 import pathlib
@@ -19,11 +21,12 @@ import pty
 import re
 import shutil
 import subprocess
+import time
 
 import pytest
 
 from toolenv import (FB_PAGE_TOKEN, FB_USER_TOKEN, assert_usage_error, clean_env, fb_credentials, jl,
-                     run_tool, x_credentials)
+                     read_line, run_tool, x_credentials)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 X_TOOLS = ("tw-post", "tw-friends")
@@ -153,6 +156,43 @@ def run_on_a_terminal(argv, env, stdin):
         if slave is not None:
             os.close(slave)
         os.close(master)
+
+
+INPUT_REMINDER = b"reading records from standard input, one JSON object per line; Ctrl-D ends the input\n"
+
+
+def test_a_filter_idle_on_a_terminal_says_once_how_input_is_given(tool, env_for):
+    # Every filter at once, each with stdin on a terminal of its own that types
+    # nothing: each says once where records come from; the -q ones stay quiet.
+    # Ctrl-D then ends each run with no record and nothing more said.
+    runs = [(name, ()) for name in TOOLS] + [("tw-post", ("-q",)), ("fb-perm-check", ("-q",))]
+    started = []
+    try:
+        for name, args in runs:
+            master, slave = pty.openpty()
+            p = subprocess.Popen([tool(name), *args], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 env=env_for(name))
+            os.close(slave)
+            started.append((name, args, master, p))
+        told = {}
+        give_up = time.monotonic() + 30
+        for name, args, master, p in started:
+            if not args:
+                told[name] = read_line(p.stderr.fileno(), timeout=max(0, give_up - time.monotonic())) or b""
+        for name, args, master, p in started:
+            os.write(master, b"\x04")              # Ctrl-D: the end of input on a terminal
+            out, err = p.communicate(timeout=30)
+            if args:
+                assert (p.returncode, out, err) == (0, b"", b""), (name, args, p.returncode, out, err)
+            else:
+                assert (p.returncode, out, told[name] + err) == (0, b"", name.encode() + b": " + INPUT_REMINDER), (
+                    name, p.returncode, out, told[name] + err)
+    finally:
+        for _, _, master, p in started:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            os.close(master)
 
 
 def test_no_summary_when_stdout_is_a_terminal(tool, env_for):

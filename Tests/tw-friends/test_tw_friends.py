@@ -630,14 +630,22 @@ def test_usage_cap_is_not_waited_for(run, sb):
 # 5. rate limits
 # --------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("api,name,page_size,limit", [("2", "follows_1001", 250, 3), ("1.1", "follows_25000", 5000, 2)])
+@pytest.mark.parametrize("api,name,page_size,limit,shown", [
+    ("2", "follows_1001", 250, 3, "750 accounts (page 4)"),
+    ("1.1", "follows_25000", 5000, 2, "10,000 accounts (page 3)"),
+])
 def test_short_window_mid_list_is_waited_for_without_losing_or_repeating_a_page(run, sb, reference,
-                                                                                api, name, page_size, limit):
+                                                                                api, name, page_size, limit, shown):
     expected = reference(name, api)
     limit_pages(sb, api, limit, window=2)
-    r = run(api_args(api) + ["--page-size", str(page_size), name], timeout=40)
+    r = run(api_args(api) + ["--progress", "--page-size", str(page_size), name], timeout=40)
     assert r.returncode == 0, r
     assert_list(r, 1, api, expected)
+    # While the list waits, the progress line counts the accounts written
+    # and the page asked for, not the one record still in flight.
+    drawn = r.stderr.decode("utf-8").replace("\x1b[K", "").split("\r")
+    assert any(re.fullmatch(r"tw-friends: %s, 0 failed, waiting 0:0\d for the rate limit" % re.escape(shown), line)
+               for line in drawn), drawn
     pages = page_requests(sb, api)
     n = pages_for(len(expected), api, page_size)
     assert_pages_once(pages, api, n)

@@ -413,6 +413,17 @@ def test_progress_line_shows_mib_uploaded(run, sb, big_video):
     assert any(0 < float(done) < 50 for done, _ in shown), ("no figure while bytes were being uploaded", shown)
 
 
+def test_progress_line_counts_a_small_upload_in_kib(run, sb, media_dir):
+    write(media_dir, "small.png", "png", 40_000)
+    sb.control(latency_ms=300)          # each upload step takes longer than the line's quarter second
+    r = run(["--progress", "--media-dir", str(media_dir)], jl({"text": "a small upload", "media": ["small.png"]}))
+    one_ok(r)
+    err = r.stderr.decode("utf-8", "replace")
+    assert "MiB" not in err, ("40,000 bytes are not 0.0 MiB", err)
+    shown = re.findall(r"(\d+) of (\d+) KiB uploaded", err)
+    assert shown and all(total == "40" for _, total in shown), (shown, err)
+
+
 def test_four_files_in_one_record_in_order(run, sb, media_dir):
     # Four pictures: X takes no other mix of four (contract §7).
     files = [("a.png", "png", 100_001), ("b.jpg", "jpeg", 100_002), ("c.webp", "webp", 100_003),
@@ -485,12 +496,14 @@ def test_alt_text_is_set_through_metadata(run, sb, media_dir):
 @pytest.mark.parametrize("item,kind", [
     # Over X's 1000 characters: well-formed but refused, like a text over 280 (contract §2).
     ({"path": "a.png", "alt": "x" * 1001}, "validation"),
+    # 501 letters each with a combining accent: 501 characters on screen, 1002 code points as X counts.
+    ({"path": "a.png", "alt": "e\u0301" * 501}, "validation"),
     ({"path": "a.png", "alt": 5}, "input"),
     ({"path": "a.png", "title": "unknown key"}, "input"),
     ({"alt": "no path"}, "input"),
     ({"path": "a.png", "category": "dm_image"}, "input"),
     (7, "input"),
-], ids=["alt-1001", "alt-not-string", "unknown-key", "no-path", "unknown-category", "not-a-path"])
+], ids=["alt-1001", "alt-1002-code-points-in-501-graphemes", "alt-not-string", "unknown-key", "no-path", "unknown-category", "not-a-path"])
 def test_bad_media_items_are_refused_before_sending(run, sb, media_dir, item, kind):
     write(media_dir, "a.png", "png", 3000)
     r = run(["--media-dir", str(media_dir)], jl({"text": "bad item", "media": [item]}))

@@ -21,7 +21,7 @@ complete -c fb-feed -l profile -x -a '(__socialpipe_profiles)' -d 'Profile in th
 complete -c fb-feed -s R -l raw-input -d 'Each input line is the message of a post'
 complete -c fb-feed -l max-line -x -d 'Longest accepted input line (bytes)'
 complete -c fb-feed -s v -l verbose -d 'Log each request on stderr'
-complete -c fb-feed -s q -l quiet -d 'No progress line'
+complete -c fb-feed -s q -l quiet -d 'Quiet: no progress line or input reminder'
 complete -c fb-feed -l progress -d 'Show the progress line'
 complete -c fb-feed -l no-progress -d 'Never show the progress line'
 complete -c fb-feed -s h -l help -d 'Show the help and exit'

@@ -23,7 +23,7 @@ complete -c fb-perm-check -l profile -x -a '(__socialpipe_profiles)' -d 'Profile
 complete -c fb-perm-check -s R -l raw-input -d 'Each input line is a permission name'
 complete -c fb-perm-check -l max-line -x -d 'Longest accepted input line (bytes)'
 complete -c fb-perm-check -s v -l verbose -d 'Log each request on stderr'
-complete -c fb-perm-check -s q -l quiet -d 'Write nothing on stdout: the exit status answers'
+complete -c fb-perm-check -s q -l quiet -d 'Quiet: nothing on stdout, the exit status answers'
 complete -c fb-perm-check -l progress -d 'Show the progress line'
 complete -c fb-perm-check -l no-progress -d 'Never show the progress line'
 complete -c fb-perm-check -s h -l help -d 'Show the help and exit'

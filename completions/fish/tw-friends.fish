@@ -37,7 +37,7 @@ complete -c tw-friends -l profile -x -a '(__socialpipe_profiles)' -d 'Profile in
 complete -c tw-friends -s R -l raw-input -d 'Each input line is a username'
 complete -c tw-friends -l max-line -x -d 'Longest accepted input line (bytes)'
 complete -c tw-friends -s v -l verbose -d 'Log each request on stderr'
-complete -c tw-friends -s q -l quiet -d 'No progress line'
+complete -c tw-friends -s q -l quiet -d 'Quiet: no progress line or input reminder'
 complete -c tw-friends -l progress -d 'Show the progress line'
 complete -c tw-friends -l no-progress -d 'Never show the progress line'
 complete -c tw-friends -s h -l help -d 'Show the help and exit'

@@ -26,7 +26,7 @@ complete -c tw-post -l profile -x -a '(__socialpipe_profiles)' -d 'Profile in th
 complete -c tw-post -s R -l raw-input -d 'Each input line is the text of a post'
 complete -c tw-post -l max-line -x -d 'Longest accepted input line (bytes)'
 complete -c tw-post -s v -l verbose -d 'Log each request on stderr'
-complete -c tw-post -s q -l quiet -d 'No progress line'
+complete -c tw-post -s q -l quiet -d 'Quiet: no progress line or input reminder'
 complete -c tw-post -l progress -d 'Show the progress line'
 complete -c tw-post -l no-progress -d 'Never show the progress line'
 complete -c tw-post -s h -l help -d 'Show the help and exit'

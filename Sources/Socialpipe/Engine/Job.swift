@@ -98,4 +98,11 @@ public protocol RecordTool: AnyObject {
     /// Starts `record`: answer through `reply` at once and return nil, or
     /// return the job that will (tools that send requests).
     func start(_ record: Record, reply: Reply) -> Job?
+    /// The work done so far, when the tool counts it itself for the
+    /// progress line; nil (the default) counts records done.
+    var progress: WorkProgress? { get }
+}
+
+extension RecordTool {
+    public var progress: WorkProgress? { nil }
 }

@@ -28,6 +28,11 @@ public final class EventLoop {
     private static let bufferedLineWindow = 8192
     private var inputFailed = false
     private var interruption: Int32?
+    /// When a terminal that has typed nothing gets told how input is given
+    /// (monotonic seconds); nil once told, or when stdin is no terminal.
+    private var inputReminderDue: Double?
+    /// How long a terminal may stay silent before the reminder.
+    private static let inputReminderDelay = 2.0
 
     /// Reads `--max-line`, `-R`, `--unordered`, the progress options and the
     /// positional arguments; `engine` sends the requests of tools that have any.
@@ -64,6 +69,10 @@ public final class EventLoop {
         countsAttempts = engine != nil
         progress = ProgressLine(tool: tool.name, arguments: arguments, interactive: !tool.commands.isEmpty)
         signals = watchesSignals ? SignalWatch() : nil
+        // A newcomer who runs a filter without a pipe sees nothing happen.
+        if given == nil && fd >= 0 && isatty(fd) == 1 && tool.commands.isEmpty && !arguments.isSet(CommonOptions.quiet) {
+            inputReminderDue = Clock.monotonic() + Self.inputReminderDelay
+        }
     }
 
     /// Whether another record may be taken in now: not while the records
@@ -95,7 +104,7 @@ public final class EventLoop {
             if idle && (input.ended || interruption != nil) { break }
             // Records already read wait for nothing once there is room.
             if input.hasBufferedItem && hasRoom && interruption == nil { continue }
-            wait()
+            wait(tool)
         }
         output.flush()
         progress.clear()
@@ -169,12 +178,13 @@ public final class EventLoop {
 
     /// Flushes, then sleeps until input, a signal, a transfer, a timer, or
     /// the reader of stdout going away; then takes in what woke it.
-    private func wait() {
+    private func wait(_ tool: RecordTool) {
         output.flush()
         if output.isClosed { return }
-        let tick = progress.isVisible || progress.mayAppear ? 250.0 : 60_000.0
+        var tick = progress.isVisible || progress.mayAppear ? 250.0 : 60_000.0
+        if let due = inputReminderDue { tick = min(tick, max(0, (due - Clock.monotonic()) * 1000)) }
         progress.show(done: engine?.succeeded ?? 0, failed: engine?.failed ?? 0, inFlight: engine?.inFlightCount ?? 0,
-                      waitingUntil: engine?.rateLimitWaitEnd(), uploaded: engine?.uploadProgress)
+                      work: tool.progress, waitingUntil: engine?.rateLimitWaitEnd(), uploaded: engine?.uploadProgress)
         let wantsInput = input.waitsForDescriptor && interruption == nil && !input.hasBufferedItem && hasRoom
         // fd 1 with no events: poll still wakes for POLLERR or POLLHUP (a
         // reader that went away), which the loop checks after the wait.
@@ -184,7 +194,8 @@ public final class EventLoop {
         if let engine {
             engine.wait(descriptors, timeout: engine.waitMilliseconds(tick: tick))
         } else {
-            _ = retryingOnInterrupt { poll(&descriptors, nfds_t(descriptors.count), -1) }
+            let timeout = inputReminderDue == nil ? -1 : Int32(tick.rounded(.up))
+            _ = retryingOnInterrupt { poll(&descriptors, nfds_t(descriptors.count), timeout) }
         }
         checkOutputReader()
         if let signals, let number = signals.take() { interrupt(number) }
@@ -192,6 +203,19 @@ public final class EventLoop {
             inputFailed = true
             output.flush()
             Diagnostics.say("error reading standard input: \(String(cString: strerror(input.readError)))")
+        }
+        remindOfInputIfIdle()
+    }
+
+    /// Says once, on a terminal where nothing has been typed for a while,
+    /// where records come from and how to end them.
+    private func remindOfInputIfIdle() {
+        guard let due = inputReminderDue else { return }
+        if !input.nothingArrived || interruption != nil {
+            inputReminderDue = nil
+        } else if Clock.monotonic() >= due {
+            inputReminderDue = nil
+            Diagnostics.say("reading records from standard input, one JSON object per line; Ctrl-D ends the input")
         }
     }
 

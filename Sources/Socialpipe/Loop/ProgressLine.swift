@@ -26,28 +26,52 @@ struct ProgressLine {
     /// Whether the line may yet appear (the loop then wakes to draw it).
     var mayAppear: Bool { allowed && !isVisible }
 
-    mutating func show(done: Int, failed: Int, inFlight: Int, waitingUntil: Double?, uploaded: (sent: Int, total: Int)?) {
+    mutating func show(done: Int, failed: Int, inFlight: Int, work: WorkProgress?, waitingUntil: Double?,
+                       uploaded: (sent: Int, total: Int)?) {
         let now = Clock.monotonic()
         guard allowed, forced || now - started > 1, now - lastShown >= 0.25 else { return }
         lastShown = now
-        var text = "\r\(tool): \(done) done, \(failed) failed, \(inFlight) in flight"
-        if let uploaded {
-            text += ", \(Self.mebibytes(uploaded.sent)) of \(Self.mebibytes(uploaded.total)) MiB uploaded"
-        }
-        if let waitingUntil {
-            // Clamped before the conversion: a wait read from a server may be any number.
-            let seconds = Int(min(max(0, waitingUntil - Clock.wall()), 1e9))
-            let padded = seconds % 60 < 10 ? "0\(seconds % 60)" : "\(seconds % 60)"
-            text += ", waiting \(seconds / 60):\(padded) for the rate limit"
-        }
-        text += "\u{1B}[K"
+        // Clamped before the conversion: a wait read from a server may be any number.
+        let wait = waitingUntil.map { Int(min(max(0, $0 - Clock.wall()), 1e9)) }
+        var text = "\r" + Self.text(tool: tool, done: done, failed: failed, inFlight: inFlight, work: work,
+                                    uploaded: uploaded, waitSeconds: wait) + "\u{1B}[K"
         _ = text.withUTF8 { writeAll(fd: 2, $0) }
         Diagnostics.progressLineShown = true
     }
 
-    /// `bytes` in MiB with one decimal.
-    static func mebibytes(_ bytes: Int) -> String {
-        let tenths = (bytes * 10 + (1 << 19)) >> 20
+    /// The line's words: the records done, or the work the tool counts
+    /// itself; the records failed; the uploads and the rate-limit wait.
+    static func text(tool: String, done: Int, failed: Int, inFlight: Int, work: WorkProgress?,
+                     uploaded: (sent: Int, total: Int)?, waitSeconds: Int?) -> String {
+        var text = "\(tool): "
+        if let work {
+            text += "\(work.description), \(failed) failed"
+        } else {
+            text += "\(done) done, \(failed) failed, \(inFlight) in flight"
+        }
+        if let uploaded, uploaded.total > 0 {
+            text += ", " + Self.uploadFigures(sent: uploaded.sent, total: uploaded.total) + " uploaded"
+        }
+        if let seconds = waitSeconds {
+            let padded = seconds % 60 < 10 ? "0\(seconds % 60)" : "\(seconds % 60)"
+            text += ", waiting \(seconds / 60):\(padded) for the rate limit"
+        }
+        return text
+    }
+
+    /// `sent` and `total` in the unit that shows `total` best: MiB with one
+    /// decimal from 1 MiB, else whole KiB (rounded up, so a file is never 0 KiB).
+    static func uploadFigures(sent: Int, total: Int) -> String {
+        if total >= 1 << 20 {
+            return "\(tenths(sent, of: 1 << 20)) of \(tenths(total, of: 1 << 20)) MiB"
+        }
+        let kibibytes = { (bytes: Int) in (bytes + 1023) >> 10 }
+        return "\(kibibytes(sent)) of \(kibibytes(total)) KiB"
+    }
+
+    /// `bytes` in `unit`s with one decimal, rounded to the nearest tenth.
+    private static func tenths(_ bytes: Int, of unit: Int) -> String {
+        let tenths = (bytes * 10 + unit / 2) / unit
         return "\(tenths / 10).\(tenths % 10)"
     }
 

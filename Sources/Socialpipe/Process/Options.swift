@@ -84,7 +84,8 @@ public enum CommonOptions {
     public static let cacert = OptionSpec("cacert", value: "FILE", help: "trust this CA bundle")
     public static let verbose = OptionSpec("verbose", short: "v",
         help: "log each request and response status on stderr, with the API's message for an error")
-    public static let quiet = OptionSpec("quiet", short: "q", help: "no progress line")
+    public static let quiet = OptionSpec("quiet", short: "q",
+                                         help: "quiet: no progress line, no input reminder; messages on stderr still appear")
     public static let progress = OptionSpec("progress", help: "show the progress line")
     public static let noProgress = OptionSpec("no-progress", help: "never show the progress line")
     /// For the tools whose requests are priced: each envelope's `cost`, and a spending cap.

@@ -38,6 +38,8 @@ public final class LineReader {
     /// before the `\n` to come is not part of the line).
     private var overlong: (prefix: [UInt8], length: Int, last: UInt8)?
 
+    /// Bytes read(2) has given so far.
+    public private(set) var bytesRead = 0
     /// True once read(2) has reported end of input.
     public private(set) var reachedEnd = false
     /// errno of a failed read, or 0.
@@ -97,6 +99,7 @@ public final class LineReader {
         let count = retryingOnInterrupt { read(fd, destination, buffer.freeCapacity) }
         if count > 0 {
             buffer.advance(by: count)
+            bytesRead += count
             return
         }
         if count < 0 { readError = errno }

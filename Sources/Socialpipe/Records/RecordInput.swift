@@ -47,6 +47,9 @@ final class RecordInput {
     /// Whether the input is to be waited for (a descriptor not at its end).
     var waitsForDescriptor: Bool { given == nil && !reader.reachedEnd }
 
+    /// Whether nothing at all has come from the descriptor, not even its end.
+    var nothingArrived: Bool { given == nil && reader.bytesRead == 0 && !reader.reachedEnd }
+
     /// The descriptor read, for the loop's wait.
     var fd: Int32 { reader.fd }
 
