@@ -77,7 +77,7 @@ extension CredentialSource where Credentials == FacebookCredentials {
     public static func missingEverywhere(_ tool: String, profile: String?) -> StartupError {
         if let profile { return .configuration(Self.lacking(profile)) }
         return .configuration("no Facebook credentials: get them into a profile with fb-auth device (or fb-auth exchange), "
-            + "or set FB_ACCESS_TOKEN (and FB_APP_SECRET for appsecret_proof); see \(tool)(1) and fb-auth(1)")
+            + "or set FB_ACCESS_TOKEN (and FB_APP_SECRET for appsecret_proof); see " + (tool == "fb-auth" ? "" : "\(tool)(1) and ") + "fb-auth(1)")
     }
 
     /// Why a record without a `profile` has no token when other profiles have one.

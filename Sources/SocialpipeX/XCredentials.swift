@@ -98,7 +98,7 @@ extension CredentialSource where Credentials == TwitterCredentials {
     public static func missingEverywhere(_ tool: String) -> StartupError {
         .configuration("no X credentials: get them into a profile with tw-auth pin (or tw-auth oauth2), or set "
             + "TW_CONSUMER_KEY, TW_CONSUMER_SECRET, TW_ACCESS_TOKEN and TW_ACCESS_TOKEN_SECRET (or TW_BEARER_TOKEN); "
-            + "see \(tool)(1) and tw-auth(1)")
+            + "see " + (tool == "tw-auth" ? "" : "\(tool)(1) and ") + "tw-auth(1)")
     }
 
     /// Why a record without a `profile` has no X credentials when other

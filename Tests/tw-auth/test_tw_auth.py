@@ -1004,6 +1004,16 @@ def test_status_of_a_profile_without_x_credentials_says_how_to_get_them(detached
     assert p.returncode == 0 and [l["profile"] for l in status_lines(p)] == ["good"], p
 
 
+def test_status_with_no_credentials_anywhere_names_its_page_once(detached, sb, home):
+    """No file and no TW_* variables: exit 3, the commands that get credentials, and tw-auth(1)
+    named once (it said "see tw-auth(1) and tw-auth(1)")."""
+    p = detached(["status"])
+    assert p.returncode == 3 and p.stdout == b"", p
+    assert p.stderr.startswith(b"tw-auth: no X credentials: get them into a profile with tw-auth pin"), p.stderr
+    assert p.stderr.endswith(b"; see tw-auth(1)\n"), p.stderr
+    assert sb.log() == []
+
+
 # --------------------------------------------------------------------------------------
 # 5. logout
 # --------------------------------------------------------------------------------------
