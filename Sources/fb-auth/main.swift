@@ -79,6 +79,7 @@ let status = ToolMain.run(tool, options: [
     let terminal = try Terminal.forQuestions(asks: [.device, .exchange].contains(command), needs: unanswered)
 
     let auth = FacebookAuth(command: command, versionRoot: versionRoot, path: start.path, terminal: terminal)
+    auth.service.baseDescription = GraphSetup.baseDescription(arguments, versionRoot: versionRoot)
     if let scopes { auth.scopes = scopes }
     auth.storePage = page
     let engine = try Engine(EngineSettings(parallel: 4).reading(arguments), tool: tool)

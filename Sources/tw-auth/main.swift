@@ -39,8 +39,8 @@ let status = ToolMain.run(tool, options: [
     CommonOptions.profile, CommonOptions.credentials, CommonOptions.apiBase(help: XSetup.apiBaseHelp),
     CommonOptions.cacert, CommonOptions.timeout, CommonOptions.verbose, CommonOptions.help, CommonOptions.version,
 ]) { (command: TwitterAuth.Command, arguments) throws(StartupError) in
-    let apiBase = try APIBase.resolve(option: arguments.value(CommonOptions.apiBase(help: XSetup.apiBaseHelp)),
-                                      environmentVariable: "TW_API_BASE", fallback: "https://api.x.com")
+    let apiBaseOption = arguments.value(CommonOptions.apiBase(help: XSetup.apiBaseHelp))
+    let apiBase = try APIBase.resolve(option: apiBaseOption, environmentVariable: "TW_API_BASE", fallback: "https://api.x.com")
     try arguments.refuse([(InteractiveOptions.all, .status), (accessOption, .pin), (scopesOption, .oauth2),
                           (clientIDOption, .oauth2), (redirectOption, .oauth2), (noBrowserOption, .oauth2)], outside: command)
     try InteractiveOptions.refuseAllWithProfile(arguments)
@@ -75,6 +75,7 @@ let status = ToolMain.run(tool, options: [
     let terminal = try Terminal.forQuestions(asks: [.pin, .oauth2, .app].contains(command), needs: unanswered)
 
     let auth = TwitterAuth(command: command, apiBase: apiBase, path: start.path, terminal: terminal, x: x)
+    auth.service.baseDescription = APIBase.described(apiBase, option: apiBaseOption, environmentVariable: "TW_API_BASE")
     auth.access = arguments.value(accessOption)
     if let scopes = arguments.value(scopesOption) { auth.scopes = scopes }
     auth.clientID = arguments.value(clientIDOption)

@@ -737,6 +737,15 @@ def test_status_needs_the_app_secret(fb_auth, sb, cred_file):
     assert graph_log(sb) == []
 
 
+def test_a_refused_connection_names_the_api_base_in_use(fb_auth, sb, cred_file):
+    """As the filters do (issue 20 item 3): fb-auth's flows name the API base they could not reach."""
+    run = run_cmd(fb_auth, cred_file, "device", tty=False, FB_API_BASE="http://127.0.0.1:1", FB_APP_ID="123",
+                  FB_CLIENT_TOKEN="made-up-client-token", FB_APP_SECRET="made-up-app-secret",
+                  secrets=("made-up-client-token", "made-up-app-secret"))
+    assert run.returncode == 1, run
+    assert b"(API base http://127.0.0.1:1, from FB_API_BASE)" in run.stderr, run.stderr
+
+
 def test_status_with_nothing_to_check(fb_auth, sb, cred_file):
     run = fb_auth("status").finish()
     assert run.returncode == 3 and run.stdout == b""

@@ -1004,6 +1004,16 @@ def test_status_of_a_profile_without_x_credentials_says_how_to_get_them(detached
     assert p.returncode == 0 and [l["profile"] for l in status_lines(p)] == ["good"], p
 
 
+def test_a_refused_connection_names_the_api_base_in_use(detached, sb):
+    """As the filters do (issue 20 item 3): the flows and checks of tw-auth name the API base
+    they could not reach, and where it came from."""
+    for args in (["app"], ["status"]):
+        p = detached(args, {"TW_API_BASE": "http://127.0.0.1:1", "TW_CONSUMER_KEY": CONSUMER_KEY,
+                            "TW_CONSUMER_SECRET": CONSUMER_SECRET, "TW_BEARER_TOKEN": "AAAA"})
+        assert p.returncode == 1, p
+        assert b"(API base http://127.0.0.1:1, from TW_API_BASE)" in p.stderr + p.stdout, (args, p)
+
+
 def test_status_with_no_credentials_anywhere_names_its_page_once(detached, sb, home):
     """No file and no TW_* variables: exit 3, the commands that get credentials, and tw-auth(1)
     named once (it said "see tw-auth(1) and tw-auth(1)")."""
