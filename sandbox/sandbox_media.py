@@ -267,6 +267,18 @@ def new_media(world, user_id, owners, media_type, category, total_bytes, now, ap
     return m
 
 
+def new_whole_media(world, user_id, owners, media_type, category, data, digest, now, api):
+    """A media uploaded whole in one request, stored finalized and processed
+    (caller holds the lock; `digest`, data's SHA-256, is computed outside it)."""
+    m = new_media(world, user_id, owners, media_type, category, len(data), now, api)
+    m.sizes = [len(data)]
+    m.finalized = True
+    m.sha256 = digest
+    m.head = bytes(data[:HEAD_BYTES])
+    m.state = "succeeded"
+    return m
+
+
 def sweep(world, now):
     """Expired media let go of their segments (their records stay for /__media)."""
     if now - world.media_swept < 10:
@@ -573,13 +585,8 @@ def v2_upload(world, req, auth, arg, now, meta):
         return XE.invalid_request(world, [{"message": m} for m in msgs], meta=meta)
     digest = hashlib.sha256(media).hexdigest()
     with world.lock:
-        m = new_media(world, auth.user["id"], owners_of(auth.user["id"], owners), media_type, category,
-                      len(media), now, "2")
-        m.sizes = [len(media)]
-        m.finalized = True
-        m.sha256 = digest
-        m.head = bytes(media[:HEAD_BYTES])
-        m.state = "succeeded"
+        m = new_whole_media(world, auth.user["id"], owners_of(auth.user["id"], owners), media_type, category,
+                            media, digest, now, "2")
         answer = v2_media_answer(m, now)
     meta["media_id"] = m.id
     return json_response(200, {"data": answer}, meta=meta)
@@ -859,14 +866,9 @@ def v1_simple(world, req, fields, media, user_id, now, meta):
         return v1_error(req, message, meta)
     digest = hashlib.sha256(data).hexdigest()
     with world.lock:
-        m = new_media(world, user_id, owners_of(user_id, [o for o in fields.get("additional_owners", "")
-                                                          .split(",") if XE.NUMERIC_ID.fullmatch(o)]),
-                      media_type, category, len(data), now, "1.1")
-        m.sizes = [len(data)]
-        m.finalized = True
-        m.sha256 = digest
-        m.head = bytes(data[:HEAD_BYTES])
-        m.state = "succeeded"
+        m = new_whole_media(world, user_id, owners_of(user_id, [o for o in fields.get("additional_owners", "")
+                                                                .split(",") if XE.NUMERIC_ID.fullmatch(o)]),
+                            media_type, category, data, digest, now, "1.1")
         answer = v1_answer(m, now)
         answer.pop("processing_info", None)
     meta["media_id"] = m.id
