@@ -250,8 +250,8 @@ sandbox_bench() {
 sandbox_bench tw-post tw_post_bench.py
 
 # ---------------------------------------------------------------- tw-post media
-# tw-post making 100 posts with one generated 1 MiB image each (initialize,
-# append, finalize, post) at --parallel 1 and 8, beside a tweepy
+# tw-post making 100 posts with one generated 1 MiB image each (the one-shot
+# upload, then the post) at --parallel 1 and 8, beside a tweepy
 # media_upload + create_tweet loop and the sandbox's own ceiling for the same
 # requests, with peak RSS (bench/tw_post_media_bench.py, about a minute and a half).
 # Environment: BENCH_TWM_POSTS (default 100), BENCH_TWM_SIZE (bytes per image,

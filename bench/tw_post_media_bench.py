@@ -3,7 +3,8 @@
 carry one generated 1 MiB image, to the local sandbox with injected latency,
 tw-post sequential and in parallel, side by side with a tweepy loop
 (API.media_upload + Client.create_tweet) and a trivial HTTP client that
-measures the sandbox's own ceiling for the same requests.
+measures the sandbox's own ceiling for the same requests. Each contender
+makes a post in two requests: an upload of the whole file, then the post.
 
     python bench/tw_post_media_bench.py [--bin DIR] [--posts N] [--size BYTES] [--latency-ms MS]
                                         [--parallel N] [--sandbox-threads N] [--runs N]
@@ -32,8 +33,10 @@ from tw_post_bench import base_texts  # (the same seeded texts as tw-post's)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# Goal (issue 12): tw-post --parallel 8 >= 90 % of the sandbox ceiling at 8.
+# Goals (issue 21): tw-post >= 90 % of the sandbox ceiling at 1 and at 8
+# (--parallel), its peak RSS at most 32 MiB.
 GOAL_CEILING_SHARE = 90.0
+GOAL_RSS_MIB = 32.0
 GOAL_COLUMNS = (22, 44, 16)
 WIDTH = 108
 
@@ -46,14 +49,15 @@ MEDIA_CATEGORY = "tweet_image"
 BOUNDARY = "socialpipe-bench-boundary"
 
 # The sandbox's endpoint keys (GET /__log "endpoint") of the requests a post
-# with one image takes: X API v2's chunked upload and post, or tweepy's v1.1
-# simple upload.
+# with one image takes: X API v2's one-shot upload and post, or tweepy's v1.1
+# simple upload and post. (Chunked steps would show in the report's table.)
+ONE_SHOT = "POST /2/media/upload"
 INITIALIZE = "POST /2/media/upload/initialize"
 APPEND = "POST /2/media/upload/:id/append"
 FINALIZE = "POST /2/media/upload/:id/finalize"
 TWEET = "POST /2/tweets"
 V1_UPLOAD = "POST /1.1/media/upload.json"
-V2_STEPS = (INITIALIZE, APPEND, FINALIZE, TWEET)
+V2_STEPS = (ONE_SHOT, TWEET)
 
 die = functools.partial(fail, "tw-post media")
 
@@ -167,33 +171,30 @@ class Refused(Exception):
     """A step of the trivial client that the sandbox did not answer as it should."""
 
 
-def multipart_append(data):
-    """An append request's body: the segment index 0 and the whole file."""
-    head = ("--%s\r\nContent-Disposition: form-data; name=\"segment_index\"\r\n\r\n0\r\n"
-            "--%s\r\nContent-Disposition: form-data; name=\"media\"; filename=\"blob\"\r\n"
-            "Content-Type: application/octet-stream\r\n\r\n" % (BOUNDARY, BOUNDARY)).encode()
-    return head + data + ("\r\n--%s--\r\n" % BOUNDARY).encode()
+def multipart_upload(data):
+    """A one-shot upload's body, as tw-post sends it: the category and type, then the whole file."""
+    head = "".join("--%s\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n%s\r\n" % (BOUNDARY, name, value)
+                   for name, value in (("media_category", MEDIA_CATEGORY), ("media_type", MEDIA_TYPE)))
+    head += ("--%s\r\nContent-Disposition: form-data; name=\"media\"; filename=\"blob\"\r\n"
+             "Content-Type: application/octet-stream\r\n\r\n" % BOUNDARY)
+    return head.encode() + data + ("\r\n--%s--\r\n" % BOUNDARY).encode()
 
 
 def trivial_client(sb, messages, media_dir, threads):
     """The sandbox's ceiling: `threads` threads, each with one keep-alive
-    http.client connection, making each post as tw-post does (initialize, one
-    append of the whole file, finalize, the post with its media id) with a
-    fixed OAuth header (signatures are not checked). The append bodies are
-    built in memory before the clock starts; of each answer only the media or
+    http.client connection, making each post as tw-post does (the one-shot
+    upload of the whole file, the post with its media id) with a fixed OAuth
+    header (signatures are not checked). The upload bodies are built in
+    memory before the clock starts; of each answer only the media or
     post id is read. Returns (seconds, {line: (post id, [media id])}, failure
     Counter, the time.time() the threads started at)."""
     auth = unchecked_oauth_header()
     json_headers = {"Content-Type": "application/json", "Authorization": auth}
     form_headers = {"Content-Type": "multipart/form-data; boundary=" + BOUNDARY, "Authorization": auth}
-    bare_headers = {"Authorization": auth}
     jobs = []
     for i, message in enumerate(messages):
         with open(os.path.join(media_dir, media_name(i)), "rb") as f:
-            data = f.read()
-        initialize = json.dumps({"media_type": MEDIA_TYPE, "total_bytes": len(data),
-                                 "media_category": MEDIA_CATEGORY}).encode()
-        jobs.append((i + 1, message, initialize, multipart_append(data)))
+            jobs.append((i + 1, message, multipart_upload(f.read())))
 
     def call(conn, step, path, body, headers, expect=200):
         conn.request("POST", path, body=body, headers=headers)
@@ -204,12 +205,9 @@ def trivial_client(sb, messages, media_dir, threads):
         return answer
 
     def send(conn, job, got, failures):
-        line, message, initialize, append = job
+        line, message, upload = job
         try:
-            media_id = json.loads(call(conn, "initialize", "/2/media/upload/initialize", initialize,
-                                       json_headers))["data"]["id"]
-            call(conn, "append", "/2/media/upload/%s/append" % media_id, append, form_headers)
-            call(conn, "finalize", "/2/media/upload/%s/finalize" % media_id, b"", bare_headers)
+            media_id = json.loads(call(conn, "upload", "/2/media/upload", upload, form_headers))["data"]["id"]
             post = json.dumps({"text": message, "media": {"media_ids": [media_id]}}).encode()
             got[line] = (json.loads(call(conn, "post", "/2/tweets", post, json_headers, 201))["data"]["id"],
                          [media_id])
@@ -288,11 +286,11 @@ def print_time_spent(phases):
     between requests, and its CPU time."""
     print()
     print(" where the time goes (sandbox log: requests x median ms inside the sandbox, latency included)")
-    head = "  %-28s %3s %11s %11s %11s %11s %11s"
-    print(head % ("contender", "-j", "initialize", "append", "finalize", "v1.1 upload", "post"))
+    head = "  %-28s %3s %11s %11s %11s %11s %11s %11s"
+    print(head % ("contender", "-j", "one-shot", "initialize", "append", "finalize", "v1.1 upload", "post"))
     for ph in phases:
         cells = []
-        for endpoint in (INITIALIZE, APPEND, FINALIZE, V1_UPLOAD, TWEET):
+        for endpoint in (ONE_SHOT, INITIALIZE, APPEND, FINALIZE, V1_UPLOAD, TWEET):
             k = ph.endpoints.get(endpoint, 0)
             cells.append("%d x %s" % (k, fmt(ph.endpoint_ms.get(endpoint), "%.1f")) if k else "-")
         print(head % ((ph.name, ph.parallel) + tuple(cells)))
@@ -418,19 +416,21 @@ def main(argv=None):
     print(" goals")
     r_tweepy = tweepy_phase.rate(n) if usable(tweepy_phase) else None
 
-    verdicts.ceiling_share("tw-post --parallel %d" % par, twp, ceilp, n, GOAL_CEILING_SHARE, "tw-post not measured")
-    if usable(twp) and r_tweepy:
-        verdicts.aside("(%.2fx tweepy's sequential loop)" % (twp.rate(n) / r_tweepy))
-    if usable(tw1):
-        verdicts.aside("%s %% of the ceiling at 1, %sx tweepy (no goal)"
-                       % (fmt(100.0 * tw1.rate(n) / ceil1.rate(n) if usable(ceil1) else None, "%.0f"),
-                          fmt(tw1.rate(n) / r_tweepy if r_tweepy else None, "%.2f")),
-                       label="tw-post --parallel 1")
+    for j, run, ceiling in ((1, tw1, ceil1), (par, twp, ceilp)):
+        verdicts.ceiling_share("tw-post --parallel %d" % j, run, ceiling, n, GOAL_CEILING_SHARE,
+                               "tw-post not measured")
+        if usable(run) and r_tweepy:
+            verdicts.aside("(%.2fx tweepy's sequential loop; the ceiling: %.2fx)"
+                           % (run.rate(n) / r_tweepy, ceiling.rate(n) / r_tweepy if usable(ceiling) else 0))
     tw_runs = [ph for ph in (tw1, twp) if ph is not None and ph.rss_kib is not None]
+    goal = "goal <= %g MiB" % GOAL_RSS_MIB
     if tw_runs:
-        verdicts.aside("%.1f MiB, the larger of --parallel 1 and %d (no goal; tweepy: %s)"
-                       % (max(rss_mib(ph) for ph in tw_runs), par, fmt(rss_mib(tweepy_phase), "%.1f MiB")),
-                       label="tw-post peak RSS")
+        peak = max(rss_mib(ph) for ph in tw_runs)
+        verdicts.goal("tw-post peak RSS", "%.1f MiB, the larger of -j 1 and %d" % (peak, par), goal,
+                      peak <= GOAL_RSS_MIB, "tw-post peak RSS: %.1f MiB (%s)" % (peak, goal))
+        verdicts.aside("(tweepy: %s)" % fmt(rss_mib(tweepy_phase), "%.1f MiB"))
+    else:
+        verdicts.unmet("tw-post peak RSS", "not measured", goal, "tw-post peak RSS (not measured)")
 
     print_time_spent([ph for ph in rows if ph is not None])
     print()

@@ -1,4 +1,4 @@
-"""Media upload as the sandbox serves it: X v2 chunked upload
+"""Media upload as the sandbox serves it: X v2 one-shot and chunked upload
 (initialize, append, finalize, STATUS, metadata) and the v1.1
 upload.twitter.com endpoint that tweepy's API.media_upload uses, over one
 media store (World.media).
@@ -7,6 +7,8 @@ Segments are kept in memory (as views of the request bodies that carried
 them) until finalize, which hashes them in order and lets them go: a
 finalized media keeps its segment sizes, its SHA-256 and its first bytes.
 """
+import base64
+import binascii
 import hashlib
 import json
 import re
@@ -35,6 +37,15 @@ HEAD_BYTES = 32
 
 DEFAULT_ERROR = {"code": 1, "name": "InvalidMedia", "message": "Unsupported video format"}
 DEFAULT_PROCESSING = W.MEDIA_PROCESSING_DEFAULTS
+
+# The one-shot POST /2/media/upload (https://docs.x.com/x-api/media/image-or-subtitle-media-upload;
+# SPEC MediaUploadRequestOneShot): its categories and media types. Of them the
+# store holds tweet_image in JPEG, PNG and WEBP; the others are refused (README).
+ONE_SHOT_KEYS = ("media", "media_category", "media_type", "additional_owners", "shared")
+ONE_SHOT_CATEGORIES = ("tweet_image", "dm_image", "subtitles")
+ONE_SHOT_TYPES = ("text/srt", "text/vtt", "image/jpeg", "image/bmp", "image/png", "image/webp", "image/pjpeg",
+                  "image/tiff")
+ONE_SHOT_STORED_TYPES = ("image/jpeg", "image/png", "image/webp")
 
 INIT_KEYS = ("media_type", "total_bytes", "media_category", "additional_owners", "shared")
 METADATA_KEYS = ("alt_text", "allow_download_status", "audience_policy", "content_expiration",
@@ -256,6 +267,18 @@ def new_media(world, user_id, owners, media_type, category, total_bytes, now, ap
     return m
 
 
+def new_whole_media(world, user_id, owners, media_type, category, data, digest, now, api):
+    """A media uploaded whole in one request, stored finalized and processed
+    (caller holds the lock; `digest`, data's SHA-256, is computed outside it)."""
+    m = new_media(world, user_id, owners, media_type, category, len(data), now, api)
+    m.sizes = [len(data)]
+    m.finalized = True
+    m.sha256 = digest
+    m.head = bytes(data[:HEAD_BYTES])
+    m.state = "succeeded"
+    return m
+
+
 def sweep(world, now):
     """Expired media let go of their segments (their records stay for /__media)."""
     if now - world.media_swept < 10:
@@ -463,6 +486,108 @@ def v2_initialize(world, req, auth, arg, now, meta):
         m = new_media(world, auth.user["id"], owners_of(auth.user["id"], owners), media_type,
                       category or FITTING[media_type][0], total_bytes, now, "2")
         answer = {"id": m.id, "media_key": m.media_key, "expires_after_secs": m.expires_after(now)}
+    meta["media_id"] = m.id
+    return json_response(200, {"data": answer}, meta=meta)
+
+
+def one_shot_fields(world, req, meta):
+    """(fields, media bytes or view, None) of a one-shot upload body, multipart
+    (`media` raw) or JSON (`media` base64), else (None, None, error response)."""
+    if req.content_type == "multipart/form-data":
+        try:
+            parts = multipart(req)
+        except MultipartError as e:
+            return None, None, v2_error(world, meta, "The multipart body does not parse: %s." % e)
+        fields, media, msgs = {}, None, []
+        for p in parts:
+            if p.name not in ONE_SHOT_KEYS:
+                msgs.append("$.%s: is not defined in the schema and the schema does not allow additional properties"
+                            % p.name)
+            elif p.name == "media":
+                media = media if media is not None else p.data
+            elif p.name == "additional_owners":
+                fields.setdefault(p.name, []).extend(
+                    o.strip() for o in bytes(p.data[:4096]).decode("utf-8", "replace").split(","))
+            else:
+                fields.setdefault(p.name, bytes(p.data[:4096]).decode("utf-8", "replace").strip())
+        if "shared" in fields:
+            if fields["shared"] not in ("true", "false"):
+                msgs.append("$.shared: [%s] is not a boolean" % fields["shared"])
+            fields["shared"] = fields["shared"] == "true"
+        if msgs:
+            return None, None, XE.invalid_request(world, [{"message": m} for m in msgs], meta=meta)
+        return fields, media, None
+    if req.content_type == "application/json":
+        body, msgs, err = json_object(world, req, meta, ONE_SHOT_KEYS)
+        if err:
+            return None, None, err
+        media = body.pop("media", None)
+        if media is not None:
+            try:
+                media = base64.b64decode(media, validate=True) if isinstance(media, str) else None
+            except (binascii.Error, ValueError):
+                media = None
+            if media is None:
+                msgs.append("$.media: is not a base64-encoded string")
+        for key in ("media_category", "media_type"):
+            if key in body and not isinstance(body[key], str):
+                msgs.append("$.%s: %s found, string expected" % (key, XE.type_name(body[key])))
+        owners = body.get("additional_owners")
+        if owners is not None and not (isinstance(owners, list) and all(isinstance(o, str) for o in owners)):
+            msgs.append("$.additional_owners: must be an array of user ids")
+        if "shared" in body and not isinstance(body["shared"], bool):
+            msgs.append("$.shared: %s found, boolean expected" % XE.type_name(body["shared"]))
+        if msgs:
+            return None, None, XE.invalid_request(world, [{"message": m} for m in msgs], meta=meta)
+        return body, media, None
+    return None, None, v2_error(world, meta, "An upload must be sent as multipart/form-data (the file raw in the "
+                                             "part media) or as application/json (media base64-encoded).")
+
+
+def v2_upload(world, req, auth, arg, now, meta):
+    """The one-shot POST /2/media/upload: a whole image in one request,
+    checked as initialize, append and finalize together check a chunked one."""
+    fields, media, err = one_shot_fields(world, req, meta)
+    if err:
+        return err
+    category, media_type = fields.get("media_category"), fields.get("media_type")
+    msgs = []
+    if media is None:
+        msgs.append("$.media: is missing but it is required")
+    elif len(media) == 0:
+        msgs.append("$.media: the file is empty")
+    if category is None:
+        msgs.append("$.media_category: is missing but it is required")
+    elif category not in ONE_SHOT_CATEGORIES:
+        msgs.append("$.media_category: does not have a value in the enumeration [%s]" % ", ".join(ONE_SHOT_CATEGORIES))
+    elif category != "tweet_image":
+        msgs.append("$.media_category: %s is not served by the sandbox (it keeps only tweet_image from the "
+                    "one-shot upload)" % category)
+    if media_type is not None and media_type not in ONE_SHOT_TYPES:
+        msgs.append("$.media_type: does not have a value in the enumeration [%s]" % ", ".join(ONE_SHOT_TYPES))
+    owners = fields.get("additional_owners") or []
+    if len(owners) > MAX_ADDITIONAL_OWNERS or not all(XE.NUMERIC_ID.fullmatch(o) for o in owners):
+        msgs.append("$.additional_owners: must be an array of at most %d user ids matching ^[0-9]{1,19}$"
+                    % MAX_ADDITIONAL_OWNERS)
+    if not msgs:
+        found = sniff(bytes(media[:HEAD_BYTES]))
+        if media_type is not None and found != media_type:
+            msgs.append("$.media: the content is %s, not the media_type %s given"
+                        % (found or "of no supported type", media_type))
+        elif found not in ONE_SHOT_STORED_TYPES:
+            msgs.append("$.media: the content is %s, which the one-shot upload does not take as tweet_image "
+                        "(send it with initialize, append and finalize)" % (found or "of no supported type"))
+        elif len(media) > CATEGORY_LIMITS[category]:
+            msgs.append("$.media: %d bytes is over the limit of %d bytes for media_category %s"
+                        % (len(media), CATEGORY_LIMITS[category], category))
+        media_type = found
+    if msgs:
+        return XE.invalid_request(world, [{"message": m} for m in msgs], meta=meta)
+    digest = hashlib.sha256(media).hexdigest()
+    with world.lock:
+        m = new_whole_media(world, auth.user["id"], owners_of(auth.user["id"], owners), media_type, category,
+                            media, digest, now, "2")
+        answer = v2_media_answer(m, now)
     meta["media_id"] = m.id
     return json_response(200, {"data": answer}, meta=meta)
 
@@ -741,14 +866,9 @@ def v1_simple(world, req, fields, media, user_id, now, meta):
         return v1_error(req, message, meta)
     digest = hashlib.sha256(data).hexdigest()
     with world.lock:
-        m = new_media(world, user_id, owners_of(user_id, [o for o in fields.get("additional_owners", "")
-                                                          .split(",") if XE.NUMERIC_ID.fullmatch(o)]),
-                      media_type, category, len(data), now, "1.1")
-        m.sizes = [len(data)]
-        m.finalized = True
-        m.sha256 = digest
-        m.head = bytes(data[:HEAD_BYTES])
-        m.state = "succeeded"
+        m = new_whole_media(world, user_id, owners_of(user_id, [o for o in fields.get("additional_owners", "")
+                                                                .split(",") if XE.NUMERIC_ID.fullmatch(o)]),
+                            media_type, category, data, digest, now, "1.1")
         answer = v1_answer(m, now)
         answer.pop("processing_info", None)
     meta["media_id"] = m.id

@@ -135,6 +135,7 @@ DEFAULT_X_RATE_LIMITS = {
     "GET /2/users": {"limit": 900, "window": 900, "app_limit": 300},
     "GET /2/users/:id": {"limit": 900, "window": 900, "app_limit": 300},
     "GET /2/users/:id/following": {"limit": 300, "window": 900},
+    "POST /2/media/upload": {"limit": 500, "window": 900},
     "POST /2/media/upload/initialize": {"limit": 1875, "window": 900},
     "POST /2/media/upload/:id/append": {"limit": 1875, "window": 900},
     "POST /2/media/upload/:id/finalize": {"limit": 1875, "window": 900},

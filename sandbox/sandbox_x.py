@@ -53,6 +53,7 @@ ENDPOINTS = {
     "GET /2/users": (2, ALL_KINDS, READ_USERS_SCOPES, False),
     "GET /2/users/:id": (2, ALL_KINDS, READ_USERS_SCOPES, False),
     "GET /2/users/:id/following": (2, ALL_KINDS, frozenset(("follows.read", "tweet.read", "users.read")), False),
+    "POST /2/media/upload": (2, USER_KINDS, MEDIA_SCOPES, True),
     "POST /2/media/upload/initialize": (2, USER_KINDS, MEDIA_SCOPES, True),
     "POST /2/media/upload/:id/append": (2, USER_KINDS, MEDIA_SCOPES, True),
     "POST /2/media/upload/:id/finalize": (2, USER_KINDS, MEDIA_SCOPES, True),
@@ -233,6 +234,8 @@ def media_route(method, rest):
         return "GET /2/media/upload", M.v2_status, None
     if method != "POST":
         return None, None, None
+    if rest == ["upload"]:
+        return "POST /2/media/upload", M.v2_upload, None
     if rest == ["upload", "initialize"]:
         return "POST /2/media/upload/initialize", M.v2_initialize, None
     if rest == ["metadata"]:

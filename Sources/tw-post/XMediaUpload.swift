@@ -48,10 +48,11 @@ public struct XMediaFile {
     }
 }
 
-/// One file's upload to X, step by step (x-api.md §8): initialize, append
-/// its 4 MiB segments as they are read from the file, finalize, ask for the
-/// status while X processes it (after the wait X asks for), and set its alt
-/// text. Every step may be sent again: a media id nothing refers to expires.
+/// One file's upload to X (x-api.md §8): a picture in one request, anything
+/// else step by step (initialize, append its 4 MiB segments, finalize, ask
+/// for the status while X processes it, after the wait X asks for); the file
+/// is read as it is sent. Then its alt text. Every request may be sent again:
+/// a media id nothing refers to expires.
 public final class XMediaUpload {
     public let media: XMediaFile
     private let x: XSetup
@@ -69,8 +70,8 @@ public final class XMediaUpload {
     public static let longestProcessing = 1800.0
     public static let mostPolls = 1000
 
-    private enum Stage {
-        case initializing, appending(segment: Int), finalizing, processing, describing, done
+    private enum Stage: Equatable {
+        case uploading, initializing, appending(segment: Int), finalizing, processing, describing, done
     }
 
     /// Bytes per appended segment (what xurl sends; X takes up to 5 MB).
@@ -90,8 +91,21 @@ public final class XMediaUpload {
         self.authorizer = authorizer
     }
 
-    /// The first request: initialize.
+    /// Whether the file goes in X's one-shot upload, `POST /2/media/upload`
+    /// (https://docs.x.com/x-api/media/image-or-subtitle-media-upload): its
+    /// `media_category` takes `tweet_image` but neither GIFs nor videos, and
+    /// its `media_type` no `image/gif`, so a GIF, even as `tweet_image`, goes
+    /// in steps. A `tweet_image` is at most 5 MiB, as the one-shot takes.
+    public var isOneShot: Bool { media.category == "tweet_image" && media.kind != .gif }
+
+    /// The first request: the one-shot upload, or initialize.
     public func start() -> RequestSpec {
+        if isOneShot {
+            stage = .uploading
+            return multipart(x.apiBase + "/2/media/upload", endpoint: "POST /2/media/upload",
+                             fields: [("media_category", media.category), ("media_type", media.kind.mimeType)],
+                             offset: 0, count: media.file.size)
+        }
         let body = JSON.object()
         body.set("media_type", string: media.kind.mimeType)
         body.set("total_bytes", .integer(Int64(media.file.size)))
@@ -101,52 +115,60 @@ public final class XMediaUpload {
 
     /// The next step once the last request succeeded with `answer`.
     public func next(after answer: Answer) -> Result<Next, RecordError> {
-        let data = answer.json?["data"]
         switch stage {
-        case .initializing:
-            guard let id = data?["id"]?.string, Record.isID(id) else {
-                return .failure(unreadable(answer, "initialize"))
+        case .uploading, .initializing:
+            guard let id = answer.json?["data"]?["id"]?.string, Record.isID(id) else {
+                return .failure(unreadable(answer, stage == .uploading ? "upload" : "initialize"))
             }
             mediaID = id
-            return .success(afterInitialize())
+            return stage == .uploading ? processed(answer) : .success(afterInitialize())
         case .appending(let segment):
             return .success(afterAppend(segment))
         case .finalizing, .processing:
-            let processing = data?["processing_info"]
-            guard let processing, !processing.isNull else { return .success(afterProcessing()) }
-            switch processing["state"]?.string {
-            case "succeeded":
-                return .success(afterProcessing())
-            case "failed":
-                let error = processing["error"]
-                let reason = [error?["name"]?.string, error?["message"]?.string].compactMap { $0 }.joined(separator: ": ")
-                var failure = RecordError(.validation, "X could not process \(media.file.name)"
-                                          + (reason.isEmpty ? "" : ": \(reason)"), status: answer.status)
-                failure.code = error?["code"]?.integer.map { String($0) } ?? error?["name"]?.string
-                return .failure(failure)
-            case "pending", "in_progress":
-                stage = .processing
-                let wait = min(max(processing["check_after_secs"]?.number ?? 1, 0), Self.longestProcessing)
-                polls += 1
-                waited += wait
-                guard polls <= Self.mostPolls && waited <= Self.longestProcessing else {
-                    return .failure(RecordError(.http, "X was still processing \(media.file.name) after \(polls - 1) checks "
-                                                + "over \(Int(waited - wait)) s; gave up", status: answer.status))
-                }
-                return .success(.send(status(), after: wait))
-            default:
-                return .failure(unreadable(answer, "processing"))
+            return processed(answer)
+        case .describing, .done:
+            return .success(.done(mediaID ?? ""))
+        }
+    }
+
+    /// Once the whole file is with X (the answer to the one-shot upload, to
+    /// finalize or to a status poll): the alt text or the end, or another
+    /// poll while X processes the file.
+    private func processed(_ answer: Answer) -> Result<Next, RecordError> {
+        guard let processing = answer.json?["data"]?["processing_info"], !processing.isNull else {
+            return .success(afterProcessing())
+        }
+        switch processing["state"]?.string {
+        case "succeeded":
+            return .success(afterProcessing())
+        case "failed":
+            let error = processing["error"]
+            let reason = [error?["name"]?.string, error?["message"]?.string].compactMap { $0 }.joined(separator: ": ")
+            var failure = RecordError(.validation, "X could not process \(media.file.name)"
+                                      + (reason.isEmpty ? "" : ": \(reason)"), status: answer.status)
+            failure.code = error?["code"]?.integer.map { String($0) } ?? error?["name"]?.string
+            return .failure(failure)
+        case "pending", "in_progress":
+            stage = .processing
+            let wait = min(max(processing["check_after_secs"]?.number ?? 1, 0), Self.longestProcessing)
+            polls += 1
+            waited += wait
+            guard polls <= Self.mostPolls && waited <= Self.longestProcessing else {
+                return .failure(RecordError(.http, "X was still processing \(media.file.name) after \(polls - 1) checks "
+                                            + "over \(Int(waited - wait)) s; gave up", status: answer.status))
             }
-        case .describing:
-            return .success(.done(mediaID ?? ""))
-        case .done:
-            return .success(.done(mediaID ?? ""))
+            return .success(.send(status(), after: wait))
+        default:
+            return .failure(unreadable(answer, "processing"))
         }
     }
 
     /// In a dry run: the next step as if the last had gone well (no processing is shown).
     public func nextInDryRun() -> Next {
         switch stage {
+        case .uploading:
+            mediaID = "{media id of \(media.file.name)}"
+            return afterProcessing()
         case .initializing:
             mediaID = "{media id of \(media.file.name)}"
             return afterInitialize()
@@ -190,21 +212,33 @@ public final class XMediaUpload {
         return .send(spec, after: 0)
     }
 
-    /// Segment `index`: multipart/form-data whose `media` part is read from the file while it is sent.
+    /// Segment `index` of the file.
     private func append(_ index: Int) -> RequestSpec {
+        let offset = index * Self.segmentSize
+        return multipart(x.apiBase + "/2/media/upload/\(mediaID ?? "")/append", endpoint: "POST /2/media/upload/:id/append",
+                         fields: [("segment_index", String(index))], offset: offset,
+                         count: min(Self.segmentSize, media.file.size - offset))
+    }
+
+    /// A multipart/form-data POST of the text `fields`, then a `media` part of
+    /// `count` bytes of the file from `offset`, read from the file while it is sent.
+    private func multipart(_ url: String, endpoint: String, fields: [(name: String, value: String)],
+                           offset: Int, count: Int) -> RequestSpec {
         let boundary = "socialpipe-" + Crypto.hex(Crypto.randomBytes(16))
-        let head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"segment_index\"\r\n\r\n\(index)\r\n"
-            + "--\(boundary)\r\nContent-Disposition: form-data; name=\"media\"; filename=\"blob\"\r\n"
+        var head = ""
+        for field in fields {
+            head += "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(field.name)\"\r\n\r\n\(field.value)\r\n"
+        }
+        head += "--\(boundary)\r\nContent-Disposition: form-data; name=\"media\"; filename=\"blob\"\r\n"
             + "Content-Type: application/octet-stream\r\n\r\n"
         let tail = "\r\n--\(boundary)--\r\n"
-        let offset = index * Self.segmentSize
-        var request = HTTPRequest(method: "POST", url: x.apiBase + "/2/media/upload/\(mediaID ?? "")/append",
+        var request = HTTPRequest(method: "POST", url: url,
                                   headers: HTTPRequest.acceptJSON + ["Content-Type: multipart/form-data; boundary=\(boundary)"],
                                   idempotent: true)
         // A multipart body is not part of the OAuth 1.0a signature (RFC 5849 §3.4.1.3).
-        request.streamedBody = StreamedBody(head: Array(head.utf8), file: media.file, offset: offset,
-                                         count: min(Self.segmentSize, media.file.size - offset), tail: Array(tail.utf8))
-        return step(request, endpoint: "POST /2/media/upload/:id/append")
+        request.streamedBody = StreamedBody(head: Array(head.utf8), file: media.file, offset: offset, count: count,
+                                            tail: Array(tail.utf8))
+        return step(request, endpoint: endpoint)
     }
 
     private func status() -> RequestSpec {

@@ -1,6 +1,7 @@
-"""Media upload as the sandbox serves it: X v2 chunked upload (initialize,
-append, finalize, STATUS, metadata), the v1.1 media/upload.json through
+"""Media upload as the sandbox serves it: X v2 one-shot upload, chunked upload
+(initialize, append, finalize, STATUS, metadata), the v1.1 media/upload.json through
 tweepy's API.media_upload, the media store's control API, faults and limits."""
+import base64
 import hashlib
 import io
 import json
@@ -23,6 +24,7 @@ SEGMENT = 4 * MIB
 JACK = ("12-sandboxjackaccesstoken", "sandbox-jack-token-secret")
 JACK_ID = "12"
 
+ONE_SHOT = "POST /2/media/upload"
 INIT = "POST /2/media/upload/initialize"
 APPEND = "POST /2/media/upload/:id/append"
 FINALIZE = "POST /2/media/upload/:id/finalize"
@@ -115,6 +117,16 @@ class V2:
         return requests.post(self.sb.url + "/2/tweets",
                              **self._kw(json={"text": text, "media": {"media_ids": media_ids}}))
 
+    def one_shot(self, data, media_category="tweet_image", media_type=None, **fields):
+        """The one-shot upload, multipart: text fields first, then the file in `media`."""
+        parts = [("media_category", (None, media_category))] if media_category is not None else []
+        if media_type is not None:
+            parts.append(("media_type", (None, media_type)))
+        parts += [(k, (None, v)) for k, v in fields.items()]
+        if data is not None:
+            parts.append(("media", ("blob", data, "application/octet-stream")))
+        return requests.post(self.sb.url + "/2/media/upload", **self._kw(files=parts))
+
     def upload(self, data, media_type="image/png", media_category="tweet_image"):
         media_id = self.new(data, media_type, media_category)
         self.append_all(media_id, data)
@@ -199,6 +211,105 @@ def test_read_only_app_cannot_upload(sb, demo):
     auth = OAuth1("sandbox-readonly-consumer-key", "sandbox-readonly-consumer-secret", *token)
     r = V2(sb, auth).initialize()
     assert r.status_code == 403 and r.json()["type"] == PROBLEMS + "oauth1-permissions"
+
+
+# -- the one-shot upload ----------------------------------------------------------------
+
+@pytest.mark.parametrize("make, media_type", [(jpeg, "image/jpeg"), (png, "image/png"), (webp, "image/webp")])
+def test_one_shot_upload_then_post(sb, v2, demo, make, media_type):
+    data = make(5 * MIB)                # the most a tweet_image takes
+    r = v2.one_shot(data, media_type=media_type)
+    assert r.status_code == 200, r.text
+    got = r.json()["data"]
+    media_id = got["id"]
+    assert got == {"id": media_id, "media_key": "3_" + media_id, "size": len(data), "expires_after_secs": 86400}
+    assert v2.post("one request, then the post", [media_id]).status_code == 201
+    m = media_of(sb, media_id)
+    assert (m["media_type"], m["media_category"], m["segments"], m["finalized"], m["state"]) == \
+        (media_type, "tweet_image", [len(data)], True, "succeeded"), m
+    assert m["sha256"] == hashlib.sha256(data).hexdigest() and m["user_id"] == demo["user_id"]
+    assert v2.status(media_id).json()["data"]["processing_info"]["state"] == "succeeded"
+    [entry] = [e for e in sb.log() if e["endpoint"] == ONE_SHOT]
+    assert entry["body"]["media"] == [{"filename": "blob", "content_type": "application/octet-stream",
+                                       "bytes": len(data)}], "logged without its bytes"
+
+
+def test_one_shot_takes_json_with_base64_media_and_no_media_type(sb, v2):
+    data = jpeg(3000)
+    r = requests.post(sb.url + "/2/media/upload", **v2._kw(json={
+        "media": base64.b64encode(data).decode(), "media_category": "tweet_image"}))
+    assert r.status_code == 200, r.text
+    m = media_of(sb, r.json()["data"]["id"])
+    assert m["media_type"] == "image/jpeg" and m["sha256"] == hashlib.sha256(data).hexdigest()
+
+
+@pytest.mark.parametrize("data, category, media_type, extra, message", [
+    (None, "tweet_image", None, {}, "$.media: is missing but it is required"),
+    (b"", "tweet_image", None, {}, "$.media: the file is empty"),
+    (png(100), None, None, {}, "$.media_category: is missing but it is required"),
+    (png(100), "tweet_video", None, {}, "$.media_category: does not have a value in the enumeration"),
+    (png(100), "dm_image", None, {}, "$.media_category: dm_image is not served by the sandbox"),
+    (png(100), "tweet_image", "image/gif", {}, "$.media_type: does not have a value in the enumeration"),
+    (png(100), "tweet_image", "image/jpeg", {}, "$.media: the content is image/png, not the media_type image/jpeg"),
+    (b"not a picture at all", "tweet_image", None, {}, "$.media: the content is of no supported type"),
+    (gif(100), "tweet_image", None, {}, "$.media: the content is image/gif, which the one-shot upload does not take"),
+    (mp4(100), "tweet_image", None, {}, "$.media: the content is video/mp4"),
+    (png(5 * MIB + 1), "tweet_image", "image/png", {},
+     "$.media: 5242881 bytes is over the limit of 5242880 bytes for media_category tweet_image"),
+    (png(100), "tweet_image", None, {"total_bytes": "100"},
+     "$.total_bytes: is not defined in the schema and the schema does not allow additional properties"),
+    (png(100), "tweet_image", None, {"additional_owners": "12,abc"}, "$.additional_owners: must be an array"),
+    (png(100), "tweet_image", None, {"shared": "yes"}, "$.shared: [yes] is not a boolean"),
+], ids=["no-media", "empty", "no-category", "video-category", "dm-category", "gif-type", "type-mismatch",
+        "unknown-content", "gif-content", "video-content", "over-5-MiB", "unknown-field", "bad-owner", "bad-shared"])
+def test_one_shot_checks(sb, v2, data, category, media_type, extra, message):
+    messages = invalid(v2.one_shot(data, category, media_type, **extra))
+    assert any(m.startswith(message) for m in messages), messages
+    assert sb.media() == []
+
+
+def test_one_shot_needs_multipart_or_json(sb, demo):
+    r = requests.post(sb.url + "/2/media/upload", data={"media_category": "tweet_image"}, auth=oauth1(demo))
+    assert invalid(r)[0].startswith("An upload must be sent as multipart/form-data")
+
+
+@pytest.mark.parametrize("headers, status, detail", [
+    (bearer("sandbox-bearer-token"), 403, "Authenticating with OAuth 2.0 Application-Only is forbidden"),
+    (bearer("sandbox-oauth2-read-token"), 403, "Forbidden"),
+    (bearer("sandbox-oauth2-user-token"), 200, None),
+])
+def test_one_shot_needs_a_user_token_with_media_write(sb, headers, status, detail):
+    r = V2(sb, headers=headers).one_shot(png(100))
+    assert r.status_code == status, r.text
+    if detail:
+        assert r.json()["detail"].startswith(detail) and sb.media() == []
+
+
+def test_one_shot_media_belongs_to_its_uploader_and_additional_owners(sb, v2, jack):
+    mine = v2.one_shot(png(100)).json()["data"]["id"]
+    shared = v2.one_shot(png(101), additional_owners=JACK_ID).json()["data"]["id"]
+    unknown = "Media id [%s] does not exist or does not belong to you." % mine
+    assert invalid(jack.status(mine)) == [unknown]
+    assert invalid(jack.metadata({"id": mine, "metadata": {"alt_text": {"text": "mine"}}})) == [unknown]
+    assert invalid(jack.post("not my picture", [mine])) == ["Your media IDs are invalid."]
+    assert jack.post("shared picture", [shared]).status_code == 201
+    assert v2.metadata({"id": mine, "metadata": {"alt_text": {"text": "mine"}}}).status_code == 200
+    assert v2.post("my picture", [mine]).status_code == 201
+    assert media_of(sb, mine)["alt_text"] == "mine" and media_of(sb, shared)["additional_owners"] == [JACK_ID]
+
+
+def test_one_shot_rate_limit_is_500_per_15_minutes_and_faults_hit_it(sb, v2):
+    r = v2.one_shot(png(100))
+    assert (r.headers["x-rate-limit-limit"], r.headers["x-rate-limit-remaining"]) == ("500", "499")
+    fid = sb.fault("status", match={"endpoint": ONE_SHOT}, status=503, retry_after=0)
+    assert v2.one_shot(png(101)).status_code == 503
+    assert v2.one_shot(png(102)).status_code == 200
+    sb.control(rate_limits={ONE_SHOT: {"limit": 1, "window": 60}})
+    assert v2.one_shot(png(103)).status_code == 200
+    r = v2.one_shot(png(104))
+    assert r.status_code == 429 and r.headers["x-rate-limit-remaining"] == "0"
+    assert sorted(m["total_bytes"] for m in sb.media()) == [100, 102, 103]
+    assert [e["fault"]["id"] for e in sb.log() if e.get("fault")] == [fid]
 
 
 # -- initialize checks ----------------------------------------------------------------

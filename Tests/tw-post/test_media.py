@@ -4,8 +4,9 @@ issue; X API: docs/reference/x-api.md §8).
 Every test runs the built tw-post against the sandbox (reset before each test)
 with sample files made at test time (Tests/media_samples.py: valid magic bytes,
 pseudo-random filler) in a temporary --media-dir, and checks what reached the
-sandbox: the request log (`GET /__log`: one initialize, the appends with their
-segment indexes and sizes, finalize, STATUS polls, metadata, the post), the
+sandbox: the request log (`GET /__log`: a picture's one-shot upload (issue 21),
+or one initialize, the appends with their segment indexes and sizes, finalize,
+STATUS polls; metadata, the post), the
 media store (`GET /__media`: type, category, segments, sha256 of the assembled
 bytes, alt text) and the posts (`GET /__posts`: media_ids, never a text twice).
 The 50 MiB video is written once per session.
@@ -44,13 +45,14 @@ VIDEO_SIZE = 50 * MIB                   # 12 segments of 4 MiB and one of 2 MiB
 GIVEN_MEDIA = ["1000000000000000501", "1000000000000000502", "1000000000000000503"]   # configured ids
 EXISTING_POST = "20"
 
+ONE_SHOT = "POST /2/media/upload"
 INIT = "POST /2/media/upload/initialize"
 APPEND = "POST /2/media/upload/:id/append"
 FINALIZE = "POST /2/media/upload/:id/finalize"
 STATUS = "GET /2/media/upload"
 METADATA = "POST /2/media/metadata"
 POST = "POST /2/tweets"
-UPLOAD_ENDPOINTS = (INIT, APPEND, FINALIZE, STATUS, METADATA)
+UPLOAD_ENDPOINTS = (ONE_SHOT, INIT, APPEND, FINALIZE, STATUS, METADATA)
 V11_UPDATE = "/1.1/statuses/update.json"
 
 
@@ -100,7 +102,7 @@ def json_body(entry):
 
 
 def media_id_in(entry):
-    """The media id an upload request is about (None for initialize and the post)."""
+    """The media id an upload request is about (None for the one-shot, initialize and the post)."""
     ep = entry["endpoint"]
     if ep in (APPEND, FINALIZE):
         return entry["path"].split("/")[4]
@@ -129,9 +131,12 @@ def media_part(entry):
 
 
 def owner_of(entry, sizes_to_ids):
-    """The media id a logged request belongs to (initialize: by its total_bytes)."""
+    """The media id a logged request belongs to (initialize: by its total_bytes; the
+    one-shot by the size of its file part)."""
     if entry["endpoint"] == INIT:
         return sizes_to_ids.get(json_body(entry)["total_bytes"])
+    if entry["endpoint"] == ONE_SHOT:
+        return sizes_to_ids.get(media_part(entry)["bytes"])
     return media_id_in(entry)
 
 
@@ -154,10 +159,34 @@ def segments(size):
     return sizes
 
 
+def goes_in_one_shot(media_type, category):
+    """X's one-shot upload takes a tweet_image, but not a GIF (its media_type has no image/gif)."""
+    return category == "tweet_image" and media_type != "image/gif"
+
+
+def check_one_shot(entry, size, media_type, category):
+    """A logged one-shot upload: multipart, media_category and media_type, then the whole
+    file in `media`."""
+    assert entry["endpoint"] == ONE_SHOT, entry
+    assert entry["headers"]["content-type"].startswith("multipart/form-data; boundary="), entry["headers"]
+    body = entry["body"]
+    assert list(body) == ["media_category", "media_type", "media"], body
+    assert (body["media_category"], body["media_type"]) == ([category], [media_type]), body
+    assert body["media"] == [{"filename": "blob", "content_type": "application/octet-stream", "bytes": size}], body
+
+
 def check_upload(entries, size, media_type, category, polls=0, alt=None):
-    """One file's logged upload requests: exactly initialize, the appends 0..n-1 in order
-    with the segment sizes, finalize, `polls` STATUS polls, metadata if `alt`; each request
-    signed and accepted."""
+    """One file's logged upload requests: a picture's one-shot upload, else exactly
+    initialize, the appends 0..n-1 in order with the segment sizes, finalize, `polls`
+    STATUS polls; then metadata if `alt`; each request signed and accepted."""
+    if goes_in_one_shot(media_type, category):
+        want = [ONE_SHOT] + ([METADATA] if alt is not None else [])
+        assert [e["endpoint"] for e in entries] == want, [(e["seq"], e["endpoint"], e["status"]) for e in entries]
+        check_one_shot(entries[0], size, media_type, category)
+        for e in entries:
+            assert e["status"] == 200, (e["seq"], e["endpoint"], e["status"])
+            assert e["auth"] and e["auth"]["outcome"] == "ok", e["auth"]
+        return
     n = len(segments(size))
     want = [INIT] + [APPEND] * n + [FINALIZE] + [STATUS] * polls + ([METADATA] if alt is not None else [])
     assert [e["endpoint"] for e in entries] == want, [(e["seq"], e["endpoint"], e["status"]) for e in entries]
@@ -297,13 +326,14 @@ def big_video(tmp_path_factory):
 # 1. uploads that work
 # --------------------------------------------------------------------------------------
 
-IMAGES = {"png": ("shot.png", 4 * MIB + 512 * 1024),     # two segments
+IMAGES = {"png": ("shot.png", 4 * MIB + 512 * 1024),     # more than one chunked segment would hold
           "jpeg": ("photo.jpg", 300_001),
           "webp": ("pic.webp", 100_003)}
 
 
 @pytest.mark.parametrize("kind", list(IMAGES))
-def test_image_is_uploaded_once_and_attached(run, sb, media_dir, kind):
+def test_picture_post_takes_two_requests(run, sb, media_dir, kind):
+    """Issue 21: a picture goes in X's one-shot upload, so its post is two requests."""
     name, size = IMAGES[kind]
     digest = write(media_dir, name, kind, size)
     r = run(["--media-dir", str(media_dir)], jl({"text": "an image: " + kind, "media": [name]}))
@@ -315,10 +345,10 @@ def test_image_is_uploaded_once_and_attached(run, sb, media_dir, kind):
     assert stored["sha256"] == digest, "the assembled bytes are not the file's"
     assert (stored["media_type"], stored["media_category"], stored["total_bytes"]) == \
         (MEDIA_TYPES[kind], "tweet_image", size), stored
-    assert stored["segments"] == segments(size), stored
+    assert stored["segments"] == [size], stored
     entries = api_log(sb)
-    check_upload(entries[:-1], size, MEDIA_TYPES[kind], "tweet_image")      # no STATUS poll for an image
-    assert [x["endpoint"] for x in entries[-1:]] == [POST], "one post, after the upload"
+    assert [x["endpoint"] for x in entries] == [ONE_SHOT, POST], "the upload, then one post"
+    check_upload(entries[:-1], size, MEDIA_TYPES[kind], "tweet_image")
     assert json_body(entries[-1])["media"] == {"media_ids": [stored["id"]]}
     [post] = posts_of(sb)["posts"]
     assert post["id"] == res["id"] and post["media_ids"] == [stored["id"]], post
@@ -382,21 +412,44 @@ sys.exit(os.waitstatus_to_exitcode(status) & 0xFF)
 """
 
 
-def test_peak_rss_of_a_50mib_upload_is_at_most_32_mib(bin_path, make_env, sb, big_video, tmp_path):
-    d, name, digest = big_video
-    processing(sb, check_after_secs=0, polls=0)
+def peak_rss_kib(bin_path, env, args, stdin, tmp_path, timeout=90):
+    """(Run, the tool's peak RSS in KiB) of a run under RSS_WRAPPER."""
     rss_file = tmp_path / "maxrss"
-    proc = subprocess.run([sys.executable, "-S", "-c", RSS_WRAPPER, str(rss_file), bin_path, "--media-dir", str(d)],
-                          input=jl({"text": "memory while uploading", "media": [name]}), capture_output=True,
-                          env=make_env(), timeout=90)
-    r = Run(proc, 0)
-    one_ok(r)
-    [stored] = media_store(sb)
-    assert stored["sha256"] == digest
+    proc = subprocess.run([sys.executable, "-S", "-c", RSS_WRAPPER, str(rss_file), bin_path, *args],
+                          input=stdin, capture_output=True, env=env, timeout=timeout)
     peak_kib = int(rss_file.read_text())
     # Sanity: the wrapper alone is a few MiB; tw-post with libcurl is more than 1 MiB.
     assert peak_kib > 1024, peak_kib
+    return Run(proc, 0), peak_kib
+
+
+def test_peak_rss_of_a_50mib_upload_is_at_most_32_mib(bin_path, make_env, sb, big_video, tmp_path):
+    d, name, digest = big_video
+    processing(sb, check_after_secs=0, polls=0)
+    r, peak_kib = peak_rss_kib(bin_path, make_env(), ["--media-dir", str(d)],
+                               jl({"text": "memory while uploading", "media": [name]}), tmp_path)
+    one_ok(r)
+    [stored] = media_store(sb)
+    assert stored["sha256"] == digest
     assert peak_kib <= 32 * 1024, "peak RSS %.1f MiB while uploading 50 MiB" % (peak_kib / 1024)
+
+
+def test_picture_posts_stream_their_files(bin_path, make_env, sb, media_dir, tmp_path):
+    """Eight 4.9 MiB pictures uploaded at once (--parallel 8, each one-shot upload held
+    by the sandbox): read from the file as they are sent, they fit in 32 MiB, where
+    holding each file whole would take 39 MiB for the files alone."""
+    size = 4 * MIB + 900 * 1024
+    digest = write(media_dir, "big.jpg", "jpeg", size)
+    sb.control(latency_ms=500)
+    r, peak_kib = peak_rss_kib(bin_path, make_env(), ["--parallel", "8", "--media-dir", str(media_dir)],
+                               jl(*[{"text": "streamed picture %d" % i, "media": ["big.jpg"]} for i in range(8)]),
+                               tmp_path)
+    assert r.returncode == 0 and all(e["ok"] for e in r.envelopes), r
+    stored = media_store(sb)
+    assert len(stored) == 8 and {m["sha256"] for m in stored} == {digest}, stored
+    eps = [e["endpoint"] for e in api_log(sb)]
+    assert sorted(eps) == sorted([ONE_SHOT] * 8 + [POST] * 8), eps
+    assert peak_kib <= 32 * 1024, "peak RSS %.1f MiB while uploading 8 pictures at once" % (peak_kib / 1024)
 
 
 def test_progress_line_shows_mib_uploaded(run, sb, big_video):
@@ -734,7 +787,7 @@ def test_a_directory_swapped_for_a_link_outside_never_leads_the_open_out(run, sb
             assert sorted(got) == list(range(1, 2001)), r
             for e in got.values():
                 if e["ok"]:
-                    size = json.loads(e["result"]["uploads"][0]["body"])["total_bytes"]
+                    size = int(re.search(r"\[(\d+) bytes of sub/f.png", e["result"]["uploads"][0]["body"]).group(1))
                     sizes[size] = sizes.get(size, 0) + 1
                 else:
                     assert e["error"]["kind"] == "input" and e["error"]["attempts"] == 0, e
@@ -826,9 +879,11 @@ def test_sizes_over_the_category_limit_are_validation(run, sb, media_dir):
                          ids=["503", "reset_before", "reset_after"])
 def test_an_append_that_fails_once_is_resent(run, sb, media_dir, fault):
     size = 4 * MIB + 300_000                    # two segments; the second one fails once
-    digest = write(media_dir, "two.png", "png", size)
+    # A GIF goes in steps even as tweet_image, which X does not process.
+    digest = write(media_dir, "two.gif", "gif", size)
     fid = sb.fault(fault.pop("kind"), match={"endpoint": APPEND}, skip=1, **fault)
-    r = run(["--media-dir", str(media_dir)], jl({"text": "append retried", "media": ["two.png"]}))
+    r = run(["--media-dir", str(media_dir)],
+            jl({"text": "append retried", "media": [{"path": "two.gif", "category": "tweet_image"}]}))
     res = one_ok(r)["result"]
     [stored] = media_store(sb)
     assert stored["sha256"] == digest and stored["segments"] == segments(size), stored
@@ -873,10 +928,34 @@ def test_other_steps_that_fail_once_are_resent(run, sb, media_dir, step, fault):
     assert posts_of(sb)["counts"] == {"step retried": 1}
 
 
+@pytest.mark.parametrize("fault", ["503", "reset_before", "reset_after"])
+def test_a_one_shot_upload_that_fails_once_is_resent_and_posted_once(run, sb, media_dir, fault):
+    """The one-shot upload is an upload step: nothing refers to its media id yet, so after
+    a 503 or a lost connection it goes again, signed afresh, and the post is made once."""
+    digest = write(media_dir, "one.png", "png", 13002)
+    if fault == "503":
+        fid = sb.fault("status", match={"endpoint": ONE_SHOT}, status=503, retry_after=0)
+    else:
+        fid = sb.fault(fault, match={"endpoint": ONE_SHOT})
+    r = run(["--media-dir", str(media_dir)],
+            jl({"text": "one-shot retried", "media": [{"path": "one.png", "alt": "x"}]}))
+    res = one_ok(r)["result"]
+    entries = api_log(sb)
+    assert [e["endpoint"] for e in entries] == [ONE_SHOT, ONE_SHOT, METADATA, POST], entries
+    assert entries[0]["fault"] and entries[0]["fault"]["id"] == fid, entries[0]
+    assert oauth_nonce(entries[0]) != oauth_nonce(entries[1]), "the re-sent upload replayed the OAuth nonce"
+    check_upload(entries[1:3], 13002, "image/png", "tweet_image", alt="x")
+    # (after reset_after the first upload's media is left unused: it expires)
+    [stored] = [m for m in media_store(sb) if m["alt_text"] == "x"]
+    assert stored["sha256"] == digest and res["media_ids"] == [stored["id"]], stored
+    assert posts_of(sb)["counts"] == {"one-shot retried": 1}
+
+
 def test_failing_steps_end_the_record_with_their_kind(run, sb, media_dir):
-    write(media_dir, "a.png", "png", 14001)
-    write(media_dir, "b.png", "png", 4 * MIB + 14002)      # two segments
-    write(media_dir, "c.png", "png", 14003)
+    # GIFs as tweet_image: uploaded in steps, never processed; d.png in one request.
+    write(media_dir, "a.gif", "gif", 14001)
+    write(media_dir, "b.gif", "gif", 4 * MIB + 14002)      # two segments
+    write(media_dir, "c.gif", "gif", 14003)
     write(media_dir, "d.png", "png", 14004)
     # record 1: initialize refused (400); record 2: segment 1 503 on both tries (--retries 1);
     # record 3: 401 on finalize; record 4: fine.
@@ -884,10 +963,9 @@ def test_failing_steps_end_the_record_with_their_kind(run, sb, media_dir):
     sb.fault("status", match={"endpoint": APPEND}, skip=1, count=2, status=503, retry_after=0)
     sb.fault("status", match={"endpoint": FINALIZE}, status=401)
     r = run(["--retries", "1", "--media-dir", str(media_dir)],
-            jl({"text": "init refused", "media": ["a.png"]},
-               {"text": "append always 503", "media": ["b.png"]},
-               {"text": "finalize 401", "media": ["c.png"]},
-               {"text": "after the failures", "media": ["d.png"]}))
+            jl(*[{"text": text, "media": [{"path": name, "category": "tweet_image"}]}
+                 for text, name in (("init refused", "a.gif"), ("append always 503", "b.gif"),
+                                    ("finalize 401", "c.gif"), ("after the failures", "d.png"))]))
     got = r.by_line()
     e1, e2, e3 = got[1]["error"], got[2]["error"], got[3]["error"]
     assert (e1["kind"], e1.get("status"), e1["attempts"]) == ("http", 400, 1), e1
@@ -898,8 +976,8 @@ def test_failing_steps_end_the_record_with_their_kind(run, sb, media_dir):
     assert got[4]["ok"] is True, got[4]
     assert r.returncode == 1
     eps = [e["endpoint"] for e in api_log(sb)]
-    # attempts = every request made: the failed records' attempts, then record 4's four requests
-    assert len(eps) == 1 + 4 + 3 + 4, eps
+    # attempts = every request made: the failed records' attempts, then record 4's two requests
+    assert len(eps) == 1 + 4 + 3 + 2, eps
     assert eps.count(POST) == 1, eps
     assert posts_of(sb)["counts"] == {"after the failures": 1}
 
@@ -908,9 +986,10 @@ def test_failing_steps_end_the_record_with_their_kind(run, sb, media_dir):
 def test_connection_failures_for_good_count_every_request(run, sb, media_dir, kind):
     """Every append of segment 1 loses its connection (--retries 1): `network`, nothing
     posted, and attempts = every request the sandbox saw for the record, re-sends included."""
-    write(media_dir, "two.png", "png", 4 * MIB + 19001)
+    write(media_dir, "two.gif", "gif", 4 * MIB + 19001)
     sb.fault(kind, match={"endpoint": APPEND}, skip=1, count=None)
-    r = run(["--retries", "1", "--media-dir", str(media_dir)], jl({"text": "always reset", "media": ["two.png"]}))
+    r = run(["--retries", "1", "--media-dir", str(media_dir)],
+            jl({"text": "always reset", "media": [{"path": "two.gif", "category": "tweet_image"}]}))
     [e] = r.envelopes
     err = e["error"]
     seen = api_log(sb)
@@ -958,7 +1037,7 @@ def test_an_empty_alt_text_sets_none(run, sb, media_dir):
     write(media_dir, "plain.png", "png", 2004)
     r = run(["--media-dir", str(media_dir)], jl({"text": "empty alt", "media": [{"path": "plain.png", "alt": ""}]}))
     one_ok(r)
-    assert [e["endpoint"] for e in api_log(sb)] == [INIT, APPEND, FINALIZE, POST]
+    assert [e["endpoint"] for e in api_log(sb)] == [ONE_SHOT, POST]
 
 
 # --------------------------------------------------------------------------------------
@@ -1034,7 +1113,7 @@ def test_thread_with_media_posts_in_order_and_uploads_ahead(run, sb, media_dir):
     post1 = post_entries(sb)[0]
     assert json_body(post1)["text"] == texts[0]
     init2 = spans[1][2][0]
-    assert init2["endpoint"] == INIT
+    assert init2["endpoint"] == ONE_SHOT
     # Record 2's upload began once record 1's own uploads were answered (log order: it is
     # sent in the same turn as post 1, so the two may reach the sandbox either way round)
     # and before post 1 was answered (the sandbox held that answer 1.5 s): post 1's answer
@@ -1051,7 +1130,7 @@ def test_a_failed_upload_in_a_thread_cancels_the_rest(run, sb, media_dir):
     sizes = [18001, 18002, 18003]
     for i, size in enumerate(sizes):
         write(media_dir, "t%d.png" % i, "png", size)
-    sb.fault("status", match={"endpoint": INIT, "body_contains": "18002"}, status=400)
+    sb.fault("status", match={"endpoint": ONE_SHOT}, skip=1, status=400)
     r = run(["--thread", "--media-dir", str(media_dir)],
             jl(*[{"text": "broken media thread %d" % i, "media": ["t%d.png" % i]} for i in range(3)]))
     assert r.returncode == 1, r
@@ -1059,8 +1138,8 @@ def test_a_failed_upload_in_a_thread_cancels_the_rest(run, sb, media_dir):
     assert first["ok"] is True
     assert second["error"]["kind"] == "http" and second["error"]["status"] == 400, second
     assert third["error"]["kind"] == "cancelled" and third["error"]["attempts"] == 0, third
-    inits = [json_body(e)["total_bytes"] for e in api_log(sb) if e["endpoint"] == INIT]
-    assert 18003 not in inits, "the cancelled record's file was uploaded"
+    uploaded = [media_part(e)["bytes"] for e in api_log(sb) if e["endpoint"] == ONE_SHOT]
+    assert uploaded == [18001, 18002], "the cancelled record's file was uploaded"
     assert posts_of(sb)["counts"] == {"broken media thread 0": 1}
 
 
@@ -1084,23 +1163,22 @@ def test_dry_run_shows_the_uploads_and_sends_nothing(run, sb, media_dir):
         assert any(h.lower().startswith("authorization: oauth ") for h in u["headers"]), u["headers"]
     url = lambda x: urllib.parse.unquote(x["url"])
     a_id, b_id = "{media id of shots/a.png}", "{media id of b.gif}"
+    # a.png in X's one-shot upload; b.gif in steps (the one-shot takes no GIF)
     assert [(u["method"], url(u)) for u in up] == [
-        ("POST", sb.url + "/2/media/upload/initialize"),
-        ("POST", sb.url + "/2/media/upload/%s/append" % a_id),
-        ("POST", sb.url + "/2/media/upload/%s/append" % a_id),
-        ("POST", sb.url + "/2/media/upload/%s/finalize" % a_id),
+        ("POST", sb.url + "/2/media/upload"),
         ("POST", sb.url + "/2/media/upload/initialize"),
         ("POST", sb.url + "/2/media/upload/%s/append" % b_id),
         ("POST", sb.url + "/2/media/upload/%s/finalize" % b_id),
         ("POST", sb.url + "/2/media/metadata")], [(u["method"], u["url"]) for u in up]
-    assert json.loads(up[0]["body"]) == {"media_type": "image/png", "total_bytes": size_a,
-                                         "media_category": "tweet_image"}
-    assert json.loads(up[4]["body"]) == {"media_type": "image/gif", "total_bytes": 2345, "media_category": "tweet_image"}
-    assert "[4194304 bytes of shots/a.png from byte 0]" in up[1]["body"], up[1]
-    assert "[%d bytes of shots/a.png from byte 4194304]" % (size_a - SEG) in up[2]["body"], up[2]
-    assert "[2345 bytes of b.gif from byte 0]" in up[5]["body"], up[5]
-    assert re.search(r'name="segment_index"\s+1\b', up[2]["body"]), up[2]["body"]
-    assert json.loads(up[7]["body"]) == {"id": b_id, "metadata": {"alt_text": {"text": "loop"}}}
+    one_shot = up[0]["body"]
+    assert re.search(r'name="media_category"\s+tweet_image\s.*name="media_type"\s+image/png\s.*'
+                     r'name="media"; filename="blob"\s+Content-Type: application/octet-stream\s+'
+                     r'\[%d bytes of shots/a.png from byte 0\]' % size_a, one_shot, re.S), one_shot
+    assert any(h.lower().startswith("content-type: multipart/form-data; boundary=") for h in up[0]["headers"])
+    assert json.loads(up[1]["body"]) == {"media_type": "image/gif", "total_bytes": 2345, "media_category": "tweet_image"}
+    assert "[2345 bytes of b.gif from byte 0]" in up[2]["body"], up[2]
+    assert re.search(r'name="segment_index"\s+0\b', up[2]["body"]), up[2]["body"]
+    assert json.loads(up[4]["body"]) == {"id": b_id, "metadata": {"alt_text": {"text": "loop"}}}
     assert json.loads(res["request"]["body"])["media"] == {"media_ids": [a_id, b_id]}
     # no file bytes in the output, no STATUS polls shown
     assert len(r.stdout) < 64 * 1024, len(r.stdout)
