@@ -158,6 +158,9 @@ public final class Engine {
             fail(tracked, cancelledBeforeSending(tracked))
             return
         }
+        // The loop abandons every job once this turn ends; no request starts
+        // meanwhile (a page written while its next was in flight found the output closed).
+        if tracked.job.reply.outputIsClosed { return }
         if settings.dryRun {
             var spec = spec
             switch reserve(&spec, for: tracked) {
