@@ -24,7 +24,7 @@ PYTHON   = $(VENV)/bin/python
 # `make install` ask for the first set only.
 BUILD_DEBS = pkg-config libcurl4-openssl-dev libssl-dev libjansson-dev
 TEST_DEBS  = curl jq valgrind mandoc shellcheck bash-completion zsh fish \
-             liboauth-dev hyperfine time strace
+             liboauth-dev hyperfine time strace parallel
 BUILT    = $(TOOLS:%=$(RELEASE)/%)
 
 .PHONY: all build deps test-deps venv test demo bench fuzz sanitize sanitize-address sanitize-thread \

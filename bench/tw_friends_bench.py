@@ -26,10 +26,11 @@ from benchlib import (RSS_GROWTH_MIB, Record, Verdicts, arg_parser, clean_env, c
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# Goals (issue 8): tw-friends >= 3x the fastest peer or >= 90 % of the sandbox
-# ceiling, for v2 and for v1.1; peak RSS <= 32 MiB at 10,000 and at 1,000,000 accounts.
-GOAL_PEER = 3.0
-GOAL_CEILING_SHARE = 90.0
+# Goals: tw-friends >= 95 % of the sandbox ceiling, for v2 and for v1.1 (issue
+# 21: the next page is asked for while the current one is written; issue 8
+# asked >= 3x the fastest peer or >= 90 %); peak RSS <= 32 MiB at 10,000 and
+# at 1,000,000 accounts.
+GOAL_CEILING_SHARE = 95.0
 GOAL_RSS_MIB = 32.0
 GOAL_COLUMNS = (22, 40, 22)
 USER = "jack"          # sandbox/default-config.json: id 12, follows 1,000,000 generated accounts
@@ -311,11 +312,11 @@ def main(argv=None):
         peers = [phases[client, api] for client, _ in PEERS[api] if usable(phases.get((client, api)))]
         top = max(peers, key=lambda ph: ph.rate(), default=None)
         label = "tw-friends v%s" % api
-        goal = "goal >= %gx or >= %g %%" % (GOAL_PEER, GOAL_CEILING_SHARE)
-        if usable(tw) and (top is not None or usable(ceil)):
+        goal = "goal >= %g %% of ceiling" % GOAL_CEILING_SHARE
+        if usable(tw) and usable(ceil):
             x = tw.rate() / top.rate() if top else None
-            share = 100.0 * tw.rate() / ceil.rate() if usable(ceil) else None
-            ok = (x is not None and x >= GOAL_PEER) or (share is not None and share >= GOAL_CEILING_SHARE)
+            share = 100.0 * tw.rate() / ceil.rate()
+            ok = share >= GOAL_CEILING_SHARE
             line = "%sx %s, %s %% of ceiling" % (fmt(x, "%.2f"), top.name if top else "peer",
                                                 fmt(share, "%.0f"))
             verdicts.goal(label, line, goal, ok, "%s: %sx the fastest peer, %s %% of the sandbox ceiling (%s)"
@@ -323,7 +324,8 @@ def main(argv=None):
             for ph in peers:
                 verdicts.aside("%.2fx %s" % (tw.rate() / ph.rate(), ph.name))
         else:
-            why = "tw-friends not measured" if tw is None else "incomplete, see problems"
+            why = "tw-friends not measured" if tw is None else "incomplete, see problems" if not usable(tw) \
+                else "no ceiling measured"
             verdicts.unmet(label, why, goal, "%s (%s)" % (label, why))
         if usable(ceil) and top is not None:
             verdicts.aside("(sandbox ceiling: %.0f accounts/s, %.2fx %s: the most any client reaches here)"

@@ -31,7 +31,7 @@ let rsaKeyOption = OptionSpec("rsa-key", value: "FILE", help: "PEM private key f
 
 let status = ToolMain.run(tool, options: [
     formatOption, rsaKeyOption,
-    CommonOptions.credentials, CommonOptions.profile, CommonOptions.maxLine,
+    CommonOptions.credentials, CommonOptions.profile, CommonOptions.maxLine, CommonOptions.firstLine,
     CommonOptions.help, CommonOptions.version,
 ]) { arguments throws(StartupError) in
     let credentials = TwitterCredentialSource(try CredentialStore.load(arguments, fields: TwitterCredentials.fileFields,

@@ -250,24 +250,36 @@ final class FriendsJob: Job {
         }
         let written = min(accounts.count, Int(remaining ?? Int64.max))
         lister.accountsWritten += written
-        var charge = Charges(answer.charged, written: written)
-        if lister.legacy { writeIDs(accounts, of: page, charge: &charge) } else { writeUsers(accounts, of: page, charge: &charge) }
-        if let remaining, remaining <= 0 { return .done }
-        guard let next else { return .done }
+        remaining = remaining.map { $0 - Int64(written) }
+        let charged = answer.charged
+        let write = { [self] in
+            var charge = Charges(charged, written: written)
+            if lister.legacy {
+                writeIDs(accounts.prefix(written), of: page, charge: &charge)
+            } else {
+                writeUsers(accounts.prefix(written), of: page, charge: &charge)
+            }
+        }
+        guard let next, remaining.map({ $0 > 0 }) ?? true else {
+            write()
+            return .done
+        }
+        position = next
         guard positionsSeen.insert(next).inserted else {
-            position = next
+            write()
             return .fail(RecordError(.http, "the server gave a page position it had given before (\(next)): the list "
                 + "would never end", status: answer.status))
         }
-        position = next
-        return .send(self.page(authorizer))
+        // The page was read whole before the next is asked for (and paid): a
+        // page that cannot be read ends the list where it is.
+        return .sendWhileWriting(self.page(authorizer), write: write)
     }
 
     /// A v2 page's users (objects, each with an id of digits) and the next page's token.
     private func readUsers(_ page: RawJSON, _ body: ResponseBody) throws(PageProblem) -> (accounts: [Range<Int>], next: String?) {
         let users = try list("data", of: page, body)
         for user in users {
-            guard page.isObject(user), let id = page.member("id", of: user).flatMap(page.string), Record.isID(id) else {
+            guard page.isObject(user), let id = page.member("id", of: user), Self.isID(id, of: page) else {
                 throw PageProblem(why: "an account is not a user object with an id")
             }
         }
@@ -284,9 +296,8 @@ final class FriendsJob: Job {
     /// A v1.1 page's ids (strings of digits, or integers) and the next cursor ("0" ends the list).
     private func readIDs(_ page: RawJSON, _ body: ResponseBody) throws(PageProblem) -> (accounts: [Range<Int>], next: String?) {
         let ids = try list("ids", of: page, body)
-        for id in ids {
-            let digits = page.isString(id) ? page.string(id) : page.withText(id) { String(decoding: $0, as: UTF8.self) }
-            guard let digits, Record.isID(digits) else { throw PageProblem(why: "an id is not a string of digits") }
+        for id in ids where !Self.isID(id, of: page, unquoted: true) {
+            throw PageProblem(why: "an id is not a string of digits")
         }
         guard let cursor = page.member("next_cursor_str", of: page.root) else { return (ids, nil) }
         guard let text = page.string(cursor), Record.isID(text) else {
@@ -295,14 +306,26 @@ final class FriendsJob: Job {
         return (ids, text == "0" ? nil : text)
     }
 
+    /// Whether the value at `range` is a string of digits (`unquoted`: or
+    /// digits without quotes), read in place.
+    private static func isID(_ range: Range<Int>, of page: RawJSON, unquoted: Bool = false) -> Bool {
+        guard page.isString(range) else { return unquoted && page.withText(range) { Record.isID($0) } }
+        if page.withText(range, { Record.isID(UnsafeBufferPointer(rebasing: $0.dropFirst().dropLast())) }) { return true }
+        // Digits may be written with escapes (`\u0031`), as jansson would read them.
+        return page.string(range).map { Record.isID($0) } ?? false
+    }
+
     /// The elements of the page's list `name` (none when it is absent), as
     /// `body` found them to price the page; the page must be an object, and
     /// the list a list.
     private func list(_ name: StaticString, of page: RawJSON, _ body: ResponseBody) throws(PageProblem) -> [Range<Int>] {
         guard page.isObject(page.root) else { throw PageProblem(why: "it is not a JSON object") }
+        // Found once already to price the page; only a page without elements is looked at again.
+        let elements = body.elements(of: name)
+        if !elements.isEmpty { return elements }
         guard let list = page.member(name, of: page.root) else { return [] }
         guard page.isArray(list) else { throw PageProblem(why: "its \(name) is not a list") }
-        return body.elements(of: name)
+        return []
     }
 
     /// Why a page's contents cannot be copied out.
@@ -331,19 +354,16 @@ final class FriendsJob: Job {
     }
 
     /// Writes a v2 page's users as they came.
-    private func writeUsers(_ users: [Range<Int>], of page: RawJSON, charge: inout Charges) {
+    private func writeUsers(_ users: ArraySlice<Range<Int>>, of page: RawJSON, charge: inout Charges) {
         for user in users {
-            if let remaining, remaining <= 0 { break }
             reply.charge(charge.next())
             page.withText(user) { reply.succeed(resultText: $0, compact: false) }
-            remaining = remaining.map { $0 - 1 }
         }
     }
 
     /// Writes a v1.1 page's ids as `{"id": "…"}` (checked to be digits).
-    private func writeIDs(_ ids: [Range<Int>], of page: RawJSON, charge: inout Charges) {
+    private func writeIDs(_ ids: ArraySlice<Range<Int>>, of page: RawJSON, charge: inout Charges) {
         for id in ids {
-            if let remaining, remaining <= 0 { break }
             reply.charge(charge.next())
             line.removeAll()
             line.append("{\"id\":")
@@ -353,7 +373,6 @@ final class FriendsJob: Job {
             if !page.isString(id) { line.append(0x22) }
             line.append(0x7D)
             reply.succeed(resultText: line.bytes)
-            remaining = remaining.map { $0 - 1 }
         }
     }
 

@@ -22,7 +22,8 @@ holds: bash finds completions under another PREFIX with the line it gives;
 the demo writes no terminal escapes to a file; the sandbox credentials file
 is ignored by git; the sandbox run without the venv's packages says to use
 the venv; a null redirect in the be-the-browser step is explained in the
-sandbox's own words.
+sandbox's own words. The README's many-processes recipe (GNU parallel with
+--first-line) runs as written and gives the output of one process.
 
 The interactive tools (tw-auth, fb-auth) take a command as their first
 argument instead of records (`Usage: tw-auth COMMAND`): the commands the tool
@@ -765,6 +766,26 @@ def test_demo_writes_no_terminal_escapes_when_stdout_is_not_a_terminal(tool):
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     assert "== oauth-sign signs a request offline" in p.stdout, p.stdout[:2000]
     assert "\x1b" not in p.stdout + p.stderr, [line for line in p.stdout.splitlines() if "\x1b" in line][:3]
+
+
+def test_readme_many_processes_recipe_gives_the_output_of_one_process(tool, tmp_path):
+    """README "Many processes, many machines" (issue 21): its block, run as
+    written with the tools under test, prints what its last comment says: GNU
+    parallel's chunks, each told its --first-line, write exactly what one
+    process writes (the records fix nonce and timestamp, so the bytes compare)."""
+    text = README.read_text(encoding="utf-8")
+    m = re.search(r"(?s)<!-- many-processes recipe[^>]*-->\n```sh\n(.*?)```", text)
+    assert m, "README's Many processes section has no recipe block under its marker"
+    block = m.group(1)
+    assert shutil.which("parallel"), "GNU parallel is missing: make test-deps installs it (TEST_DEBS)"
+    bindir = os.path.dirname(built(tool, "oauth-sign"))
+    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""), HOME=str(tmp_path),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), TW_CONSUMER_KEY="ck", TW_CONSUMER_SECRET="cs",
+               TW_ACCESS_TOKEN="1-at", TW_ACCESS_TOKEN_SECRET="ats")
+    p = run(["bash", "-e", "-o", "pipefail", "-c", block], env=env, cwd=tmp_path)
+    promised = [line[2:] for line in block.splitlines() if line.startswith("# ")][-1]
+    assert (p.returncode, p.stdout.strip()) == (0, promised), p.stdout[-2000:] + p.stderr[-2000:]
+    assert sum(1 for _ in open(tmp_path / "parallel.jsonl", encoding="utf-8")) == 25000
 
 
 def test_sandbox_credentials_file_of_the_readme_is_ignored_by_git():

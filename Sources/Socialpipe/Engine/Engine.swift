@@ -143,6 +143,7 @@ public final class Engine {
     private func handle(_ step: JobStep, _ tracked: Tracked) {
         switch step {
         case .send(let spec): submit(spec, for: tracked)
+        case .sendWhileWriting(let spec, let write): sendWhileWriting(spec, write, for: tracked)
         case .sendAfter(let spec, let seconds): submit(spec, for: tracked, notBefore: Clock.monotonic() + max(0, seconds))
         case .hold: held.append(tracked)
         case .done: finish(tracked, failed: false)
@@ -157,6 +158,9 @@ public final class Engine {
             fail(tracked, cancelledBeforeSending(tracked))
             return
         }
+        // The loop abandons every job once this turn ends; no request starts
+        // meanwhile (a page written while its next was in flight found the output closed).
+        if tracked.job.reply.outputIsClosed { return }
         if settings.dryRun {
             var spec = spec
             switch reserve(&spec, for: tracked) {
@@ -182,6 +186,21 @@ public final class Engine {
         exchange.waitIsTheJobs = notBefore > 0
         shared.sending(exchange)
         if !awaitsPrerequisite(exchange) { queue(exchange) }
+    }
+
+    /// `spec` on its way before `write` runs, so that the server works while
+    /// the lines are written; the request of a job at the head of the output
+    /// is never parked, and its failures reach the job later, through `deliveries`.
+    private func sendWhileWriting(_ spec: RequestSpec, _ write: () -> Void, for tracked: Tracked) {
+        guard interruption == nil, !settings.dryRun, tracked.job.reply.isAtHead else {
+            write()
+            submit(spec, for: tracked)
+            return
+        }
+        submit(spec, for: tracked)
+        startExchanges()
+        for (id, outcome, elapsed) in transport.perform() { conclude(id, outcome, elapsed: elapsed) }
+        write()
     }
 
     /// A dry run: `spec` signed as it would go out (a request that travels

@@ -84,6 +84,12 @@ public enum JobStep {
     /// between requests (a login polled at its interval), kept by the loop's
     /// timers like a backoff, so signals and other jobs go on meanwhile.
     case sendAfter(RequestSpec, seconds: Double)
+    /// Send this request, and write what the last answer brought with
+    /// `write` while the API prepares the next (a list's next page): at the
+    /// head of the output the request goes out first. Where it could end the
+    /// job before it went (a dry run, an interrupted run), or wait for the
+    /// lines to go out (behind the head), `write` comes first.
+    case sendWhileWriting(RequestSpec, write: () -> Void)
     /// Not yet: ask `begin` again when another job has ended. A job holding
     /// does not hold up the jobs behind it.
     case hold

@@ -60,6 +60,7 @@ public final class EventLoop {
             given = records
         }
         input = RecordInput(fd: fd, given: given, maxLine: arguments.integer(CommonOptions.maxLine, default: 1_048_576),
+                            firstLine: arguments.integer(CommonOptions.firstLine, default: 1),
                             rawInput: arguments.isSet(CommonOptions.rawInput), tool: tool)
         output = OutputWriter(fd: outputFD)
         queue = OutcomeQueue(ordered: !arguments.isSet(CommonOptions.unordered), style: style, output: output)

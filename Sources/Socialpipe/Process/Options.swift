@@ -70,6 +70,9 @@ public enum CommonOptions {
         help: "profile in the credentials file (default $SOCIALPIPE_PROFILE, else the file's default)")
     public static let maxLine = OptionSpec("max-line", value: "BYTES", integers: 1...(1 << 30),
         help: "longest accepted input line (default 1048576)")
+    /// Up to 2^53, so that every line number stays exact in jq.
+    public static let firstLine = OptionSpec("first-line", value: "N", integers: 1...(1 << 53),
+        help: "number the first input line N, as in the whole input this is a part of (default 1)")
     public static let rawInput = OptionSpec("raw-input", short: "R",
         help: "each input line, as text, is the record's primary field")
     public static let unordered = OptionSpec("unordered", help: "write outcomes as they complete")
@@ -107,7 +110,7 @@ public enum CommonOptions {
     public static func requestOptions(apiBaseHelp: String, parallelDefault: Int) -> [OptionSpec] {
         [
             parallel(default: parallelDefault), unordered, dryRun, timeout, retries, maxWait,
-            apiBase(help: apiBaseHelp), cacert, credentials, profile, rawInput, maxLine, verbose, quiet,
+            apiBase(help: apiBaseHelp), cacert, credentials, profile, rawInput, maxLine, firstLine, verbose, quiet,
             progress, noProgress, help, version,
         ]
     }

@@ -32,7 +32,8 @@ public final class LineReader {
     private(set) var bytesSearched = 0
     /// Bytes the buffer has room for (the unit tests check a long line's room is given back).
     var room: Int { buffer.count + buffer.freeCapacity }
-    private var lineNumber = 0
+    /// The number of the last line ended.
+    private var lineNumber: Int
     /// Skipping the rest of an over-long line: its prefix (up to
     /// `prefixLength`), its length so far, and its last byte read (a `\r`
     /// before the `\n` to come is not part of the line).
@@ -48,10 +49,12 @@ public final class LineReader {
     /// Bytes of an over-long line kept for the `raw` field.
     public static let prefixLength = 256
 
-    /// A reader of `fd` that refuses lines longer than `maxLine` bytes.
-    public init(fd: Int32 = 0, maxLine: Int) {
+    /// A reader of `fd` that refuses lines longer than `maxLine` bytes and
+    /// numbers its first line `firstLine` (a part of a larger input keeps its numbers).
+    public init(fd: Int32 = 0, maxLine: Int, firstLine: Int = 1) {
         self.fd = fd
         self.maxLine = maxLine
+        lineNumber = firstLine - 1
     }
 
     private var end: Int { buffer.count }

@@ -278,6 +278,8 @@ public final class Reply {
     public var bufferedBytesOfAllRecords: Int { queue.bufferedBytes }
     /// Whether this record's lines go straight out.
     public var isAtHead: Bool { queue.isHead(slot) }
+    /// Whether the reader of the output has gone: the run is ending.
+    public var outputIsClosed: Bool { queue.output.isClosed }
 
     /// One successful outcome; `failsRun` makes the run exit 1 all the same
     /// (a check whose answer is "no").

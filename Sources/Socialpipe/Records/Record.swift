@@ -41,7 +41,14 @@ public struct Record {
     /// Whether `text` is an id: only digits, as many as `digits` allows. Ids
     /// from records and from answers alike go into URLs and the output.
     public static func isID<Text: StringProtocol>(_ text: Text, digits: ClosedRange<Int> = 1...19) -> Bool {
-        digits.contains(text.utf8.count) && text.utf8.allSatisfy { (0x30...0x39).contains($0) }
+        var text = String(text)
+        return text.withUTF8 { isID($0, digits: digits) }
+    }
+
+    /// The same of UTF-8 text read in place (an answer's thousand ids, each
+    /// checked without a String made for it).
+    public static func isID(_ text: UnsafeBufferPointer<UInt8>, digits: ClosedRange<Int> = 1...19) -> Bool {
+        digits.contains(text.count) && text.allSatisfy { (0x30...0x39).contains($0) }
     }
 
     /// An id member: digits, given as a string or a non-negative integer (ids

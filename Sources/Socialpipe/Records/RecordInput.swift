@@ -22,14 +22,15 @@ final class RecordInput {
     /// errno of a failed read of the input, or 0.
     var readError: Int32 { reader.readError }
 
-    /// Reads `fd`, unless records are `given`.
-    init(fd: Int32, given: [JSON]?, maxLine: Int, rawInput: Bool, tool: ToolDescription) {
+    /// Reads `fd`, unless records are `given`; the first line of `fd` is
+    /// numbered `firstLine` (given records keep their own numbers, from 1).
+    init(fd: Int32, given: [JSON]?, maxLine: Int, firstLine: Int = 1, rawInput: Bool, tool: ToolDescription) {
         primaryField = tool.primaryField
         toolName = tool.name
         self.rawInput = rawInput
         self.maxLine = maxLine
         self.given = given
-        reader = LineReader(fd: fd, maxLine: maxLine)
+        reader = LineReader(fd: fd, maxLine: maxLine, firstLine: firstLine)
     }
 
     /// Whether every record has been handed out.
