@@ -14,6 +14,12 @@ import PackageDescription
 // The tools are single-threaded; dynamic exclusivity checks on class
 // properties cost more than the signing they guard.
 let fastSettings: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+// libcrypto is linked by each executable (and test or fuzz target) rather
+// than by COpenSSL, so that oauth-sign alone can take it statically: loading
+// and relocating libcrypto.so (bound at load, some 3,400 symbols) was most of
+// oauth-sign's start-up. The tools that transfer load it with libcurl anyway.
+let sharedCrypto: [LinkerSetting] = [.linkedLibrary("crypto")]
+let staticCrypto: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-Bstatic", "-Xlinker", "-lcrypto", "-Xlinker", "-Bdynamic"])]
 
 let package = Package(
     name: "socialpipe",
@@ -35,8 +41,7 @@ let package = Package(
         // libcurl is linked by the tools that transfer (see CCurl/shim.h), not
         // through pkg-config, which would hand it to every executable.
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl",
-                       providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CJansson", pkgConfig: "jansson",
                        providers: [.apt(["libjansson-dev"])]),
         // Linux calls glibc has no typed wrapper for (openat2, prctl).
@@ -45,7 +50,8 @@ let package = Package(
         .target(name: "SocialpipeX", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
         .target(name: "SocialpipeGraph", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
         .target(name: "SocialpipeInteractive", dependencies: ["Socialpipe"], swiftSettings: fastSettings),
-        .executableTarget(name: "oauth-sign", dependencies: ["SocialpipeX", "COpenSSL"], swiftSettings: fastSettings),
+        .executableTarget(name: "oauth-sign", dependencies: ["SocialpipeX", "COpenSSL"], swiftSettings: fastSettings,
+                          linkerSettings: staticCrypto),
         .target(name: "TwitterText", swiftSettings: fastSettings),
         // tw-post's files: opened only inside the media directory, told by
         // their bytes. A module of the tool's own so that its unit tests (and
@@ -53,19 +59,19 @@ let package = Package(
         .target(name: "TwPostMedia", dependencies: ["Socialpipe", "CLinux"], path: "Sources/tw-post/Media", swiftSettings: fastSettings),
         .executableTarget(name: "tw-post", dependencies: ["SocialpipeX", "TwitterText", "TwPostMedia"], exclude: ["Media"],
                           swiftSettings: fastSettings,
-                          linkerSettings: [.linkedLibrary("curl")]),
+                          linkerSettings: sharedCrypto + [.linkedLibrary("curl")]),
         .executableTarget(name: "tw-friends", dependencies: ["SocialpipeX"], swiftSettings: fastSettings,
-                          linkerSettings: [.linkedLibrary("curl")]),
+                          linkerSettings: sharedCrypto + [.linkedLibrary("curl")]),
         .executableTarget(name: "fb-feed", dependencies: ["SocialpipeGraph"], swiftSettings: fastSettings,
-                          linkerSettings: [.linkedLibrary("curl")]),
+                          linkerSettings: sharedCrypto + [.linkedLibrary("curl")]),
         .executableTarget(name: "fb-perm-check", dependencies: ["SocialpipeGraph"], swiftSettings: fastSettings,
-                          linkerSettings: [.linkedLibrary("curl")]),
+                          linkerSettings: sharedCrypto + [.linkedLibrary("curl")]),
         .executableTarget(name: "tw-auth", dependencies: ["SocialpipeX", "SocialpipeInteractive"], swiftSettings: fastSettings,
-                          linkerSettings: [.linkedLibrary("curl")]),
+                          linkerSettings: sharedCrypto + [.linkedLibrary("curl")]),
         .executableTarget(name: "fb-auth", dependencies: ["SocialpipeGraph", "SocialpipeInteractive"], swiftSettings: fastSettings,
-                          linkerSettings: [.linkedLibrary("curl")]),
+                          linkerSettings: sharedCrypto + [.linkedLibrary("curl")]),
         // Tests: one target per layer, over helpers they share.
-        .target(name: "TestSupport", dependencies: ["Socialpipe"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Socialpipe"], path: "Tests/TestSupport", linkerSettings: sharedCrypto),
         .testTarget(name: "SocialpipeTests", dependencies: ["Socialpipe", "TestSupport"]),
         .testTarget(name: "SocialpipeXTests", dependencies: ["SocialpipeX", "TestSupport"]),
         .testTarget(name: "SocialpipeGraphTests", dependencies: ["SocialpipeGraph", "TestSupport"]),

@@ -25,7 +25,7 @@ let package = Package(
             .product(name: "SocialpipeGraph", package: "socialpipe"),
             .product(name: "TwPostMedia", package: "socialpipe"),
             .product(name: "TwitterText", package: "socialpipe"),
-        ]),
+        ], linkerSettings: [.linkedLibrary("crypto")]),
     ] + targets.map { name in
         .executableTarget(name: "fuzz-\(name)", dependencies: ["FuzzTargets"], path: "Sources/fuzz-\(name)")
     }

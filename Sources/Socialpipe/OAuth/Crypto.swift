@@ -11,16 +11,17 @@ public enum DigestAlgorithm: Sendable {
 
 /// Hashing, HMAC, base64 and random bytes over OpenSSL. Digest
 /// implementations are fetched once: OpenSSL 3 looks them up on every call
-/// otherwise, which costs more than hashing a short base string.
+/// otherwise, which costs more than hashing a short base string. They are
+/// fetched when first used, not at start: the first fetch initialises OpenSSL
+/// (its configuration file, providers, error strings), which costs more than
+/// the rest of a run that signs nothing.
 public final class Crypto {
-    private let sha1: OpaquePointer?
-    private let sha256: OpaquePointer?
+    private var sha1: OpaquePointer?
+    private var sha256: OpaquePointer?
     private let context: OpaquePointer?
 
-    /// Fetches the digests; one instance serves a whole run.
+    /// One instance serves a whole run.
     public init() {
-        sha1 = EVP_MD_fetch(nil, "SHA1", nil)
-        sha256 = EVP_MD_fetch(nil, "SHA256", nil)
         context = EVP_MD_CTX_new()
     }
 
@@ -33,7 +34,14 @@ public final class Crypto {
     }
 
     private func digestFunction(_ algorithm: DigestAlgorithm) -> OpaquePointer? {
-        algorithm == .sha1 ? sha1 : sha256
+        switch algorithm {
+        case .sha1:
+            if sha1 == nil { sha1 = EVP_MD_fetch(nil, algorithm.name, nil) }
+            return sha1
+        case .sha256:
+            if sha256 == nil { sha256 = EVP_MD_fetch(nil, algorithm.name, nil) }
+            return sha256
+        }
     }
 
     /// Writes the digest of `bytes` to `output` (room for `algorithm.length`
