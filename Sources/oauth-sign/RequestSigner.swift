@@ -52,12 +52,11 @@ final class RequestSigner: TextRecordTool {
         parameters.reserveCapacity(16)
     }
 
-    /// A record the core read with jansson, written out again to be read as text.
-    private let written = ByteBuffer(capacity: 1024)
+    /// Reads the records the core read with jansson, written out again.
     private let writtenReader = RecordTextReader()
 
     func start(_ record: Record, reply: Reply) -> Job? {
-        written.removeAll()
+        let written = ByteBuffer(capacity: 1024)
         written.appendJSON(record.fields)
         if let text = writtenReader.read(written.bytes, line: record.line, exact: false) {
             return start(text, reply: reply)

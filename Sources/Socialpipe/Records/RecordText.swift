@@ -19,14 +19,6 @@ public struct RecordText {
     }
 }
 
-/// A tool that takes records as `RecordText`. A line the walk cannot read
-/// exactly as jansson would (a `\u` or `\/` escape, a number jansson writes
-/// differently, a repeated name) reaches `start(_: Record, …)` as before,
-/// with its echo made as for every tool.
-public protocol TextRecordTool: RecordTool {
-    func start(_ record: RecordText, reply: Reply) -> Job?
-}
-
 /// A value inside a `RecordText` (or a text `RecordTextReader.read` was
 /// given), read in place: strings without escapes point into the text.
 public struct TextValue {
@@ -124,7 +116,7 @@ public struct TextValue {
 /// Walks checked lines for `RecordText`, and keeps the strings whose escapes
 /// it undid until the next walk.
 public final class RecordTextReader {
-    private(set) var base: UnsafePointer<UInt8> = UnsafePointer(bitPattern: 1)!
+    private(set) var base: UnsafePointer<UInt8> = ("" as StaticString).utf8Start
     private var count = 0
     /// Whether the text must read exactly as jansson reads it (an input line),
     /// rather than being text the core wrote from a jansson value.
@@ -135,6 +127,9 @@ public final class RecordTextReader {
     private var names: [Range<Int>] = []
     /// Strings with their escapes undone, reused from record to record.
     private var decodedStrings: [ByteBuffer] = []
+    /// Room a string's buffer keeps after its record; a longer one's is given back.
+    private static let keptRoom = 1 << 16
+    private var decodedLongString = false
     private var decodedCount = 0
     private var echo: ByteBuffer?
     /// What a secret's value becomes in the echo, as JSON.
@@ -160,6 +155,10 @@ public final class RecordTextReader {
         self.echo = echo
         members.removeAll(keepingCapacity: true)
         names.removeAll(keepingCapacity: true)
+        if decodedLongString {
+            decodedStrings.removeAll { $0.count + $0.freeCapacity > Self.keptRoom }
+            decodedLongString = false
+        }
         decodedCount = 0
         let rootStart = skipSpace(0)
         guard rootStart < count, base[rootStart] == 0x7B else { return nil }
@@ -191,11 +190,7 @@ public final class RecordTextReader {
             var position = skipSpace(index + 1)
             while base[position] != 0x5D {
                 guard let end = walk(position, copying: copying) else { return nil }
-                position = skipSpace(end)
-                if base[position] == 0x2C {
-                    copy(0x2C, copying)
-                    position = skipSpace(position + 1)
-                }
+                position = next(end, copying)
             }
             copy(0x5D, copying)
             return position + 1
@@ -203,16 +198,22 @@ public final class RecordTextReader {
             guard let end = string(index) else { return nil }
             copy(index..<end, copying)
             return end
-        case 0x2D, 0x30...0x39:
-            let end = JSONScan.valueEnd(base, from: index, count: count)
-            guard !exact || isPlainInteger(index..<end) else { return nil }
-            copy(index..<end, copying)
-            return end
         default:
+            // A number or a literal.
             let end = JSONScan.valueEnd(base, from: index, count: count)
+            if exact && (base[index] == 0x2D || base[index] <= 0x39) && !isPlainInteger(index..<end) { return nil }
             copy(index..<end, copying)
             return end
         }
+    }
+
+    /// Where the next member or element starts after a value that ends at
+    /// `end` (or the container's close), the comma between them copied.
+    private func next(_ end: Int, _ copying: Bool) -> Int {
+        let position = skipSpace(end)
+        guard base[position] == 0x2C else { return position }
+        copy(0x2C, copying)
+        return skipSpace(position + 1)
     }
 
     private func object(_ index: Int, copying: Bool, root: Bool) -> Int? {
@@ -237,11 +238,7 @@ public final class RecordTextReader {
             if secret && copying, let echo { echo.append(redactedValue) }
             guard let valueEnd = walk(valueStart, copying: copying && !secret) else { return nil }
             if root { members.append((name, valueStart..<valueEnd)) }
-            position = skipSpace(valueEnd)
-            if base[position] == 0x2C {
-                copy(0x2C, copying)
-                position = skipSpace(position + 1)
-            }
+            position = next(valueEnd, copying)
         }
         copy(0x7D, copying)
         return position + 1
@@ -282,6 +279,7 @@ public final class RecordTextReader {
             return UnsafeBufferPointer(start: start, count: range.count)
         }
         if decodedCount == decodedStrings.count { decodedStrings.append(ByteBuffer(capacity: range.count)) }
+        if range.count > Self.keptRoom { decodedLongString = true }
         let output = decodedStrings[decodedCount]
         decodedCount += 1
         output.removeAll()
