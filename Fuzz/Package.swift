@@ -12,7 +12,7 @@ import PackageDescription
 // hands the compiler only one of several `--sanitize`; `-enable-testing`
 // lets the targets `@testable import` the core, whose readers (the loop's
 // `RecordInput`, `Redaction`'s key test) are internal.
-let targets = ["lines", "records", "redaction", "rawjson", "percent", "url", "batch",
+let targets = ["lines", "records", "recordtext", "redaction", "rawjson", "percent", "url", "batch",
                "tweetlength", "mediakind", "credentials", "headers"]
 
 let package = Package(

@@ -5,6 +5,9 @@ Mix, as an X client would send them:
   ~40 % GETs: /2/users/by/username/NAME?user.fields=… or /2/users/ID/following with params;
   ~20 % form posts: POST https://api.x.com/1.1/statuses/update.json with params.
 Credentials are not in the records: every contender takes them from TW_* in the environment.
+With --secrets every record also carries consumer_key, consumer_secret, token and
+token_secret (one app, tokens of 1,000 users), as a signing proxy sends them; the
+requests are the same as without it.
 """
 import argparse
 import json
@@ -28,6 +31,7 @@ USER_FIELDS = [
     "location,url,profile_image_url",
 ]
 BASE32HEX = "0123456789ABCDEFGHIJKLMNOPQRSTUV"
+ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
 def post_text(rng):
@@ -110,17 +114,49 @@ def record(rng):
     return form_post(rng)
 
 
+def random_text(rng, length):
+    return "".join(rng.choice(ALNUM) for _ in range(length))
+
+
+class Signers:
+    """Made-up credentials of one app and its users, shaped like X's: a
+    signing proxy signs for many users, each record carrying its own."""
+
+    def __init__(self, seed, users=1000):
+        rng = random.Random(seed)
+        self.rng = rng
+        self.consumer_key = random_text(rng, 25)
+        self.consumer_secret = random_text(rng, 50)
+        self.users = []
+        for _ in range(users):
+            user_id = rng.randint(10**8, 2 * 10**18)
+            self.users.append(("%d-%s" % (user_id, random_text(rng, 40)), random_text(rng, 45)))
+
+    def add_to(self, request):
+        token, token_secret = self.rng.choice(self.users)
+        request.update(consumer_key=self.consumer_key, consumer_secret=self.consumer_secret,
+                       token=token, token_secret=token_secret)
+        return request
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", "--count", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=5849)
     parser.add_argument("-o", "--output", default="-")
+    parser.add_argument("--secrets", action="store_true",
+                        help="every record carries consumer_key, consumer_secret, token and token_secret")
     args = parser.parse_args()
     rng = random.Random(args.seed)
+    # Their own generator, so that the requests are those of the same seed without --secrets.
+    signers = Signers(args.seed + 1) if args.secrets else None
     out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
     with out:
         for _ in range(args.count):
-            out.write(json.dumps(record(rng), ensure_ascii=False, separators=(",", ":")) + "\n")
+            request = record(rng)
+            if signers:
+                signers.add_to(request)
+            out.write(json.dumps(request, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,11 @@
  *   {"ok":true,"line":N,"input":{...},"result":{"method","url","base_string",
  *    "signature","authorization","oauth":{...}}}
  * JSON in and out with jansson. Credentials from TW_CONSUMER_KEY,
- * TW_CONSUMER_SECRET, TW_ACCESS_TOKEN, TW_ACCESS_TOKEN_SECRET.
+ * TW_CONSUMER_SECRET, TW_ACCESS_TOKEN, TW_ACCESS_TOKEN_SECRET; a record's
+ * own consumer_key, consumer_secret, token and token_secret override them,
+ * as in oauth-sign, and the echoed record has its secrets redacted as
+ * oauth-sign's does (contract §2: keys ending in _secret or _token but the
+ * page positions, and password, at any depth, case-insensitively).
  *
  * The OAuth steps are liboauth's public functions in the order
  * oauth_sign_array2_process uses them (split URL, add protocol parameters,
@@ -96,12 +100,52 @@ static int is_form(const char *content_type) {
          (content_type[n] == '\0' || content_type[n] == ';' || content_type[n] == ' ');
 }
 
+static int ends_with(const char *key, size_t length, const char *suffix) {
+  size_t n = strlen(suffix);
+  return length >= n && !strcasecmp(key + length - n, suffix);
+}
+
+static int is_secret(const char *key) {
+  size_t length = strlen(key);
+  if (ends_with(key, length, "_secret") || !strcasecmp(key, "password")) return 1;
+  return ends_with(key, length, "_token") && strcasecmp(key, "pagination_token") && strcasecmp(key, "next_token") &&
+         strcasecmp(key, "previous_token");
+}
+
+/* Replaces the value of every secret-bearing key in place. */
+static void redact(json_t *value) {
+  const char *key;
+  json_t *member;
+  size_t i;
+  if (json_is_object(value)) {
+    json_object_foreach(value, key, member) {
+      if (is_secret(key))
+        json_object_set_new(value, key, json_string("[redacted]"));
+      else
+        redact(member);
+    }
+  } else if (json_is_array(value)) {
+    json_array_foreach(value, i, member) redact(member);
+  }
+}
+
+/* The record's string member `key`, else `fallback`. */
+static const char *given(json_t *record, const char *key, const char *fallback) {
+  const char *value = json_string_value(json_object_get(record, key));
+  return value ? value : fallback;
+}
+
 static json_t *failure(size_t line, json_t *input, const char *message) {
   return json_pack("{s:b,s:I,s:O?,s:{s:s,s:s}}", "ok", 0, "line", (json_int_t)line, "input", input,
                    "error", "kind", "input", "message", message);
 }
 
-static json_t *sign_record(size_t line, json_t *record, const struct credentials *cred) {
+static json_t *sign_record(size_t line, json_t *record, const struct credentials *environment) {
+  struct credentials own = {given(record, "consumer_key", environment->consumer_key),
+                            given(record, "consumer_secret", environment->consumer_secret),
+                            given(record, "token", environment->token),
+                            given(record, "token_secret", environment->token_secret)};
+  const struct credentials *cred = &own;
   const char *method_in = json_string_value(json_object_get(record, "method"));
   const char *url_in = json_string_value(json_object_get(record, "url"));
   const char *body = json_string_value(json_object_get(record, "body"));
@@ -225,6 +269,7 @@ int main(void) {
       envelope = sign_record(number, record, &cred);
     }
     if (json_is_false(json_object_get(envelope, "ok"))) status = 1;
+    redact(record); /* the envelope's "input" is the record itself */
     {
       char *text = json_dumps(envelope, JSON_COMPACT); /* one buffer, one write: faster than json_dumpf */
       if (!text) abort();

@@ -1,6 +1,7 @@
 #!/bin/sh
 # `make bench`: oauth-sign's throughput against oauthlib, a liboauth program and
-# a jansson-only floor, then every tool's start-up against curl; then tw-post (text,
+# a jansson-only floor, on records without credentials and (without oauthlib)
+# on records that carry their own, then every tool's start-up against curl; then tw-post (text,
 # then media), tw-friends, fb-feed and fb-perm-check against the sandbox
 # (tw_post_bench.py, tw_post_media_bench.py, tw_friends_bench.py,
 # fb_feed_bench.py, fb_perm_check_bench.py), then the tools' peak memory on
@@ -22,20 +23,23 @@ runs=${BENCH_RUNS:-3}
 cc=${CC:-cc}
 oauth_sign="$bin/oauth-sign"
 input="$out/records.jsonl"
+input_secrets="$out/records-secrets.jsonl"
 log="$out/hyperfine.log"
 
-# Goals (issue): oauth-sign >= 1.5x liboauth, >= 8x oauthlib, >= 60 % of the
-# floor's throughput; oauth-sign's start-up <= 0.5x curl's.
-goal_liboauth=1.5
+# Goals (issues 15 and 21): on both data sets oauth-sign >= 3x liboauth and
+# >= 100 % of the floor's throughput; >= 8x oauthlib; oauth-sign's start-up
+# <= 0.5x curl's.
+goal_liboauth=3
 goal_oauthlib=8
-goal_floor=60
+goal_floor=100
 goal_startup=0.5
 
 mkdir -p "$out"
 : >"$log"
 
 # Every contender takes the same (made-up) credentials from the environment,
-# as a user of oauth-sign would give them; none is in the records.
+# as a user of oauth-sign would give them; the second data set's records carry
+# their own, which override them.
 TW_CONSUMER_KEY=xvz1evFS4wEEPTGEFPHBog
 TW_CONSUMER_SECRET=kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw
 TW_ACCESS_TOKEN=370773112-GmHxMAgYyLbNEtIKZeRNFsMKPR9EyMZeS9weJAEb
@@ -62,16 +66,16 @@ echo "bench: compiling the C contenders into bench/out"
 # shellcheck disable=SC2046
 "$cc" -O2 -o "$out/floor" "$here/floor.c" $(pkg-config --cflags --libs jansson)
 
-echo "bench: generating $records records (seeded)"
+echo "bench: generating $records records (seeded), without and with their own secrets"
 "$python" "$here/gen_oauth_records.py" -n "$records" -o "$input"
-input_bytes=$(wc -c <"$input" | tr -d ' ')
+"$python" "$here/gen_oauth_records.py" -n "$records" --secrets -o "$input_secrets"
 
 # Seconds of the fastest of the runs in a hyperfine JSON export.
 best_seconds() {
     "$python" -c 'import json, sys; print("%.4f" % min(json.load(open(sys.argv[1]))["results"][0]["times"]))' "$1"
 }
 
-# measure NAME COMMAND: time COMMAND (reads $input, writes $out/NAME.out) and
+# measure NAME COMMAND: time COMMAND (reads a data set, writes $out/NAME.out) and
 # check it wrote one successful envelope per record. Prints the best seconds,
 # or nothing when the contender failed.
 measure() {
@@ -95,25 +99,36 @@ bytes_of() {
     if [ -f "$1" ]; then wc -c <"$1" | tr -d ' '; else echo 0; fi
 }
 
-if [ -x "$oauth_sign" ]; then
-    t_sign=$(measure oauth-sign "'$oauth_sign' <'$input' >'$out/oauth-sign.out'")
-else
-    echo "bench: $oauth_sign not found; build it first (make build)" >&2
+# throughput SUFFIX INPUT [oauthlib]: times oauth-sign, liboauth (and
+# oauthlib), then the floor on INPUT; outputs and exports are named
+# CONTENDER$SUFFIX. Sets t_sign, t_liboauth, t_oauthlib, t_floor (empty:
+# not measured), pad_ratio and ratio_source.
+throughput() {
+    suffix=$1
+    file=$2
+    input_bytes=$(wc -c <"$file" | tr -d ' ')
     t_sign=""
-fi
-t_liboauth=$(measure liboauth "'$out/liboauth_sign' <'$input' >'$out/liboauth.out'")
-t_oauthlib=$(measure oauthlib "'$python' '$here/oauthlib_sign.py' <'$input' >'$out/oauthlib.out'")
-
-# The floor writes as many bytes per input byte as oauth-sign did.
-rm -f "$out/floor.out"
-if [ -n "$t_sign" ]; then
+    t_oauthlib=""
+    if [ -x "$oauth_sign" ]; then
+        t_sign=$(measure "oauth-sign$suffix" "'$oauth_sign' <'$file' >'$out/oauth-sign$suffix.out'")
+    else
+        echo "bench: $oauth_sign not found; build it first (make build)" >&2
+    fi
+    t_liboauth=$(measure "liboauth$suffix" "'$out/liboauth_sign' <'$file' >'$out/liboauth$suffix.out'")
+    if [ "${3:-}" = oauthlib ]; then
+        t_oauthlib=$(measure "oauthlib$suffix" "'$python' '$here/oauthlib_sign.py' <'$file' >'$out/oauthlib$suffix.out'")
+    fi
+    # The floor writes as many bytes per input byte as oauth-sign did.
+    rm -f "$out/floor$suffix.out"
     ratio_source=oauth-sign
-    pad_ratio=$(awk -v o="$(bytes_of "$out/oauth-sign.out")" -v i="$input_bytes" 'BEGIN { printf "%.4f", o / i }')
-else
-    ratio_source=liboauth
-    pad_ratio=$(awk -v o="$(bytes_of "$out/liboauth.out")" -v i="$input_bytes" 'BEGIN { printf "%.4f", o / i }')
-fi
-t_floor=$(measure floor "'$out/floor' $pad_ratio <'$input' >'$out/floor.out'")
+    [ -n "$t_sign" ] || ratio_source=liboauth
+    pad_ratio=$(awk -v o="$(bytes_of "$out/$ratio_source$suffix.out")" -v i="$input_bytes" 'BEGIN { printf "%.4f", o / i }')
+    t_floor=$(measure "floor$suffix" "'$out/floor' $pad_ratio <'$file' >'$out/floor$suffix.out'")
+}
+
+throughput -secrets "$input_secrets"
+s_sign=$t_sign s_liboauth=$t_liboauth s_floor=$t_floor s_pad=$pad_ratio s_source=$ratio_source
+throughput "" "$input" oauthlib
 
 # Every tool's start-up, as a user's `tool </dev/null` (hyperfine gives each
 # command an empty stdin) with the credentials above, beside curl, in one
@@ -172,6 +187,7 @@ row() { # name seconds bytes comparison
 }
 
 # compare SECONDS GOAL LABEL: oauth-sign's speed-up over a contender, with its goal.
+# Reads t_sign.
 compare() {
     if [ -z "$t_sign" ] || [ -z "$1" ]; then
         echo "n/a (not measured)"
@@ -186,26 +202,41 @@ compare() {
 floor_share() {
     if [ -z "$t_sign" ] || [ -z "$t_floor" ]; then
         echo "n/a (not measured)"
-        echo "MISS floor share (not measured)" >>"$verdicts"
+        echo "MISS floor share$1 (not measured)" >>"$verdicts"
         return
     fi
     share=$(awk -v f="$t_floor" -v s="$t_sign" 'BEGIN { printf "%.0f", 100 * f / s }')
     pass=$(awk -v x="$share" -v g="$goal_floor" 'BEGIN { print (x >= g) ? 1 : 0 }')
     printf '%-24s %-14s %s\n' "runs at $share % of it" "goal >= $goal_floor %" \
-        "$(verdict "floor share: $share % (goal >= $goal_floor %)" "$pass")"
+        "$(verdict "floor share$1: $share % (goal >= $goal_floor %)" "$pass")"
+}
+
+# table TITLE SUFFIX FILE: the throughput rows of one data set, from t_sign,
+# t_liboauth, t_oauthlib (none when empty), t_floor, pad_ratio, ratio_source.
+table() {
+    tag=${2:+ (own secrets)}
+    echo
+    echo " $1 ($(awk -v b="$(wc -c <"$3")" 'BEGIN { printf "%.1f", b / 1e6 }') MB)"
+    printf '  %-22s %9s %11s %9s   %s\n' contender seconds lines/s "out MB" "oauth-sign vs it"
+    row "oauth-sign (Swift)" "$t_sign" "$(bytes_of "$out/oauth-sign$2.out")" ""
+    row "liboauth + jansson (C)" "$t_liboauth" "$(bytes_of "$out/liboauth$2.out")" \
+        "$(compare "$t_liboauth" "$goal_liboauth" "vs liboauth$tag")"
+    if [ -z "$2" ]; then
+        row "oauthlib (Python)" "$t_oauthlib" "$(bytes_of "$out/oauthlib.out")" "$(compare "$t_oauthlib" "$goal_oauthlib" "vs oauthlib")"
+    fi
+    row "floor: jansson I/O" "$t_floor" "$(bytes_of "$out/floor$2.out")" "$(floor_share "$tag")"
+    echo "  (floor padded to $pad_ratio output bytes per input byte, measured from $ratio_source)"
 }
 
 echo
 echo "================================================================================"
-echo " oauth-sign benchmark: $records X requests ($(awk -v b="$input_bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB of JSON lines), best of $runs runs,"
+echo " oauth-sign benchmark: $records X requests in JSON lines, best of $runs runs,"
 echo " output to files in bench/out; $(nproc 2>/dev/null || echo '?') CPUs; $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "================================================================================"
-printf '  %-22s %9s %11s %9s   %s\n' contender seconds lines/s "out MB" "oauth-sign vs it"
-row "oauth-sign (Swift)" "$t_sign" "$(bytes_of "$out/oauth-sign.out")" ""
-row "liboauth + jansson (C)" "$t_liboauth" "$(bytes_of "$out/liboauth.out")" "$(compare "$t_liboauth" "$goal_liboauth" "vs liboauth")"
-row "oauthlib (Python)" "$t_oauthlib" "$(bytes_of "$out/oauthlib.out")" "$(compare "$t_oauthlib" "$goal_oauthlib" "vs oauthlib")"
-row "floor: jansson I/O" "$t_floor" "$(bytes_of "$out/floor.out")" "$(floor_share)"
-echo "  (floor padded to $pad_ratio output bytes per input byte, measured from $ratio_source)"
+table "records without credentials (TW_* in the environment)" "" "$input"
+t_sign=$s_sign t_liboauth=$s_liboauth t_floor=$s_floor pad_ratio=$s_pad ratio_source=$s_source
+table "records that carry their own (consumer_key, consumer_secret, token, token_secret; echoed redacted)" \
+    -secrets "$input_secrets"
 echo
 echo " start-up: each tool </dev/null (tw-auth, fb-auth: --version) and curl, one hyperfine -N run,"
 echo " 20 warm-up, 200 runs each; median, mean ± sd in ms, ratio of medians to curl's"

@@ -12,10 +12,9 @@ struct SignedRequest {
 }
 
 /// Turns one record into its signature (see oauth-sign(1) for the fields).
-/// Every record is read in place from the parsed document and signed in
-/// buffers kept for the whole run: the only allocation per record is the
-/// result handed to the output.
-final class RequestSigner: RecordTool {
+/// Every record is read in place from its line, and signed in buffers kept
+/// for the whole run.
+final class RequestSigner: TextRecordTool {
     static let formType: StaticString = "application/x-www-form-urlencoded"
 
     let credentials: TwitterCredentialSource
@@ -53,7 +52,20 @@ final class RequestSigner: RecordTool {
         parameters.reserveCapacity(16)
     }
 
+    /// Reads the records the core read with jansson, written out again.
+    private let writtenReader = RecordTextReader()
+
     func start(_ record: Record, reply: Reply) -> Job? {
+        let written = ByteBuffer(capacity: 1024)
+        written.appendJSON(record.fields)
+        if let text = writtenReader.read(written.bytes, line: record.line, exact: false) {
+            return start(text, reply: reply)
+        }
+        reply.complete(.failure(RecordError(.input, "expected a JSON object")))
+        return nil
+    }
+
+    func start(_ record: RecordText, reply: Reply) -> Job? {
         do throws(RecordError) {
             let request = try sign(record)
             switch format {
@@ -75,12 +87,12 @@ final class RequestSigner: RecordTool {
 
     /// The members of a record this tool reads, found in one pass over it.
     struct Fields {
-        var method, url, params, body, contentType, signatureMethod, nonce, timestamp: JSONView?
-        var callback, verifier, realm, version, bodyHash: JSONView?
-        var consumerKey, consumerSecret, token, tokenSecret, privateKeyFile, profile: JSONView?
+        var method, url, params, body, contentType, signatureMethod, nonce, timestamp: TextValue?
+        var callback, verifier, realm, version, bodyHash: TextValue?
+        var consumerKey, consumerSecret, token, tokenSecret, privateKeyFile, profile: TextValue?
 
-        init(_ record: Record) {
-            JSONView(record.fields).forEachMember { key, value in
+        init(_ record: RecordText) {
+            record.forEachMember { key, value in
                 func named(_ name: StaticString) -> Bool { RawBytes.equal(key, name) }
                 switch key.count {
                 case 3: if named("url") { url = value }
@@ -113,7 +125,7 @@ final class RequestSigner: RecordTool {
     }
 
     /// The string member `key` (absent or null: nil), as `Record.string` reads it.
-    static func string(_ value: JSONView?, _ key: StaticString) throws(RecordError) -> UnsafeBufferPointer<UInt8>? {
+    static func string(_ value: TextValue?, _ key: StaticString) throws(RecordError) -> UnsafeBufferPointer<UInt8>? {
         guard let value, !value.isNull else { return nil }
         guard let bytes = value.stringBytes else { throw .input("\(key) must be a string") }
         return bytes
@@ -159,7 +171,7 @@ final class RequestSigner: RecordTool {
 
     /// Signs `record`: the JSON result is left in `result`; the request as it
     /// is to be sent comes back for the text formats.
-    func sign(_ record: Record) throws(RecordError) -> SignedRequest? {
+    func sign(_ record: RecordText) throws(RecordError) -> SignedRequest? {
         let fields = Fields(record)
         guard let methodText = try Self.string(fields.method, "method") else { throw .input("method is required") }
         setMethod(methodText)
@@ -319,7 +331,7 @@ final class RequestSigner: RecordTool {
     }
 
     /// `params` as an object (an array value repeats the key) or as `[[name, value], …]`.
-    func readParameters(_ params: JSONView?) throws(RecordError) {
+    func readParameters(_ params: TextValue?) throws(RecordError) {
         parameters.removeAll(keepingCapacity: true)
         guard let params, !params.isNull else { return }
         switch params.kind {
@@ -328,8 +340,8 @@ final class RequestSigner: RecordTool {
                 if let text = value.stringBytes {
                     parameters.append((name, text))
                 } else if value.kind == .array {
-                    for index in 0..<value.arrayCount {
-                        guard let text = value[index]?.stringBytes else {
+                    try value.forEachElement { (element) throws(RecordError) in
+                        guard let text = element.stringBytes else {
                             throw .input("params.\(Self.text(name)): values must be strings")
                         }
                         parameters.append((name, text))
@@ -339,9 +351,9 @@ final class RequestSigner: RecordTool {
                 }
             }
         case .array:
-            for index in 0..<params.arrayCount {
-                guard let pair = params[index], pair.kind == .array, pair.arrayCount == 2,
-                      let name = pair[0]?.stringBytes, let value = pair[1]?.stringBytes else {
+            try params.forEachElement { (pair) throws(RecordError) in
+                let items = pair.elements
+                guard items.count == 2, let name = items[0].stringBytes, let value = items[1].stringBytes else {
                     throw .input("params as an array must hold [name, value] pairs of strings")
                 }
                 parameters.append((name, value))
@@ -373,7 +385,7 @@ final class RequestSigner: RecordTool {
     }
 
     /// The record's `timestamp` (digits or a non-negative integer), else the clock.
-    func setTimestamp(_ value: JSONView?) throws(RecordError) {
+    func setTimestamp(_ value: TextValue?) throws(RecordError) {
         scratch.removeAll()
         if let value, !value.isNull {
             if let number = value.integer {
@@ -486,7 +498,7 @@ final class RequestSigner: RecordTool {
     /// The record's `private_key_file` (loaded once per path), else `--rsa-key`.
     /// Whoever writes the records chooses that path, so the file is read only
     /// when it is the user's own regular file that no one else can change.
-    func rsaKey(_ file: JSONView?) throws(RecordError) -> RSAPrivateKey {
+    func rsaKey(_ file: TextValue?) throws(RecordError) -> RSAPrivateKey {
         if let pathBytes = try Self.string(file, "private_key_file") {
             let path = Self.text(pathBytes)
             if let cached = keys[path] { return cached }

@@ -373,7 +373,7 @@ def test_oauth_sign_has_no_raw_input_to_suggest(go):
 
 BUILD_PACKAGES = {"pkg-config", "libcurl4-openssl-dev", "libssl-dev", "libjansson-dev"}
 TEST_PACKAGES = {"curl", "jq", "valgrind", "mandoc", "shellcheck", "bash-completion", "zsh", "fish",
-                 "liboauth-dev", "hyperfine", "time", "strace"}
+                 "liboauth-dev", "hyperfine", "time", "strace", "parallel"}
 
 
 def make_tools():

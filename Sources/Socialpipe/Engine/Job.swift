@@ -112,3 +112,11 @@ public protocol RecordTool: AnyObject {
 extension RecordTool {
     public var progress: WorkProgress? { nil }
 }
+
+/// A tool that takes records as `RecordText`. A line the walk cannot read
+/// exactly as jansson would (a `\u` or `\/` escape, a number jansson writes
+/// differently, a repeated name) reaches `start(_: Record, …)` as before,
+/// with its echo made as for every tool.
+public protocol TextRecordTool: RecordTool {
+    func start(_ record: RecordText, reply: Reply) -> Job?
+}

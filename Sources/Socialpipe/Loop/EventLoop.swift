@@ -83,8 +83,16 @@ public final class EventLoop {
             && queue.bufferedBytes < OutcomeQueue.byteWindow
     }
 
+    /// The tool, when it reads records in place.
+    private var textTool: TextRecordTool?
+
     /// Runs `tool` over every record and returns the exit status.
     public func run(_ tool: RecordTool) -> ExitStatus {
+        textTool = tool as? TextRecordTool
+        if textTool != nil {
+            input.textReader = RecordTextReader()
+            input.echoes = queue.style == .envelopes
+        }
         while true {
             if let signals, signals.isPending, let number = signals.take() { interrupt(number) }
             if !output.isClosed && interruption == nil { takeRecords(tool) }
@@ -154,16 +162,28 @@ public final class EventLoop {
             reply.complete(.failure(RecordError(.input, message, attempts: attempts)))
         case .record(let record, let text):
             let reply = Reply(queue: queue, line: record.line, input: record.fields, text: text)
-            guard interruption == nil, let tool else {
-                reply.complete(.failure(RecordError(.cancelled, "interrupted before this record was handled", attempts: attempts)))
-                return
-            }
-            guard let job = tool.start(record, reply: reply) else { return }
-            if let engine {
-                engine.add(job)
+            if interruption == nil, let tool {
+                schedule(tool.start(record, reply: reply), reply)
             } else {
-                reply.complete(.failure(RecordError(.input, "internal error: this tool has no engine for requests")))
+                reply.complete(.failure(RecordError(.cancelled, "interrupted before this record was handled", attempts: attempts)))
             }
+        case .text(let record, let echo):
+            let reply = Reply(queue: queue, line: record.line, echo: echo)
+            if interruption == nil, tool != nil, let textTool {
+                schedule(textTool.start(record, reply: reply), reply)
+            } else {
+                reply.complete(.failure(RecordError(.cancelled, "interrupted before this record was handled", attempts: attempts)))
+            }
+        }
+    }
+
+    /// Hands a tool's job to the engine.
+    private func schedule(_ job: Job?, _ reply: Reply) {
+        guard let job else { return }
+        if let engine {
+            engine.add(job)
+        } else {
+            reply.complete(.failure(RecordError(.input, "internal error: this tool has no engine for requests")))
         }
     }
 

@@ -234,6 +234,12 @@ final class EnvelopeStart {
         }
     }
 
+    /// `echo` made already (`RecordTextReader`).
+    init(line: Int, echo: ByteBuffer?) {
+        self.line = line
+        self.echo = echo
+    }
+
     /// Bytes of the echo held.
     var size: Int { echo?.count ?? 0 }
 
@@ -269,6 +275,13 @@ public final class Reply {
         let echoed = queue.style == .envelopes ? input : nil
         slot = queue.open(EnvelopeStart(line: line, input: echoed, text: text))
         self.raw = raw
+    }
+
+    /// The reply of a record read in place, whose echo is made already.
+    init(queue: OutcomeQueue, line: Int, echo: ByteBuffer?) {
+        self.queue = queue
+        slot = queue.open(EnvelopeStart(line: line, echo: echo))
+        raw = nil
     }
 
     /// Lines this record holds behind the head of an ordered output.

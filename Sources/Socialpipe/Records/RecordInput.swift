@@ -4,6 +4,8 @@ import Glibc
 enum InputItem {
     /// A record; `text` is its line as read (valid until the next read), to echo when it holds no secret.
     case record(Record, text: UnsafeBufferPointer<UInt8>?)
+    /// A record read in place, and its echo (nil when the output has none).
+    case text(RecordText, echo: ByteBuffer?)
     /// A line that is not a usable record, the start of it, and why.
     case unusable(line: Int, start: [UInt8], message: String)
 }
@@ -19,6 +21,10 @@ final class RecordInput {
     private let given: [JSON]?
     private var nextGiven = 0
     private let reader: LineReader
+    /// Reads lines in place for a `TextRecordTool`.
+    var textReader: RecordTextReader?
+    /// Whether the output echoes records (envelopes).
+    var echoes = true
     /// errno of a failed read of the input, or 0.
     var readError: Int32 { reader.readError }
 
@@ -97,6 +103,10 @@ final class RecordInput {
             if case .failure(let problem) = JSONValidation.check(bytes, knownUTF8: true) {
                 return .unusable(line: number, start: Array(bytes.prefix(LineReader.prefixLength)),
                                  message: "invalid JSON at column \(problem.offset + 1): \(problem.reason)\(hint)")
+            }
+            if let textReader {
+                let echo = echoes ? ByteBuffer(capacity: bytes.count) : nil
+                if let record = textReader.read(bytes, line: number, echo: echo) { return .text(record, echo: echo) }
             }
             switch JSON.parse(bytes) {
             case .failure(let error):
