@@ -36,7 +36,7 @@ public enum CredentialsFile {
             requireConfiguration(error, bytes)
         }
         do throws(StartupError) {
-            let graph = try GraphSetup(arguments: arguments, tool: tool, dryRun: false)
+            let graph = try GraphSetup(arguments: arguments, tool: tool)
             for name in profiles {
                 do throws(RecordError) {
                     _ = try graph.authorizer(for: record(profile: name))
