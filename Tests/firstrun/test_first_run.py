@@ -439,3 +439,24 @@ def test_make_install_without_a_build_says_to_build_first(tmp_path):
     assert p.returncode != 0, p
     assert re.search(r"not built: run 'make' first", p.stderr), p.stderr
     assert not (stage / "usr" / "bin").exists(), "nothing is installed"
+
+
+def test_ci_records_a_failing_step_and_ends_with_its_summary(tmp_path):
+    """.ci/run with a `make` whose fuzz step fails: the run stops there, exits non-zero, and its
+    summary gives that step's status (a failing step once left no status, and the summary
+    broke with "Illegal number")."""
+    (tmp_path / ".ci").mkdir()
+    shutil.copy(ROOT / ".ci" / "run", tmp_path / ".ci" / "run")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "make").write_text('#!/bin/sh\necho "make $1"\n[ "$1" = test ] && echo "3 passed in 0.01s"\n'
+                               '[ "$1" = fuzz ] && exit 3\nexit 0\n')
+    (fake / "make").chmod(0o755)
+    env = dict(os.environ, PATH="%s:%s" % (fake, os.environ["PATH"]))
+    p = subprocess.run(["sh", str(tmp_path / ".ci" / "run")], capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode != 0, p
+    assert "Illegal number" not in p.stderr and "No such file" not in p.stderr, p.stderr
+    summary = p.stdout[p.stdout.index("==> summary"):]
+    assert re.search(r"^test \(\d+ s, status 0\):\n  3 passed in 0.01s$", summary, re.M), summary
+    assert re.search(r"^fuzz \(\d+ s, status 3\):", summary, re.M), summary
+    assert "make sanitize" not in p.stdout, p.stdout

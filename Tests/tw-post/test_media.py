@@ -434,7 +434,7 @@ def test_peak_rss_of_a_50mib_upload_is_at_most_32_mib(bin_path, make_env, sb, bi
     assert peak_kib <= 32 * 1024, "peak RSS %.1f MiB while uploading 50 MiB" % (peak_kib / 1024)
 
 
-def test_picture_posts_stream_their_files(bin_path, make_env, sb, media_dir, tmp_path):
+def test_peak_rss_of_picture_posts_streamed_from_their_files_is_at_most_32_mib(bin_path, make_env, sb, media_dir, tmp_path):
     """Eight 4.9 MiB pictures uploaded at once (--parallel 8, each one-shot upload held
     by the sandbox): read from the file as they are sent, they fit in 32 MiB, where
     holding each file whole would take 39 MiB for the files alone."""
