@@ -57,13 +57,6 @@ public struct TwitterCredentials: Sendable {
         return ["access_token", "access_token_secret", "bearer_token", "oauth2"].contains { section.member($0) != nil }
     }
 
-    /// The tw-auth command that gets credentials of this kind into `profile`
-    /// anew: the method they sign with (`pin`, `oauth2`, `app`).
-    func renewal(_ profile: String) -> String {
-        let method = hasOAuth1 ? "pin" : oauth2 != nil ? "oauth2" : bearerToken != nil && consumerKey == nil ? "app" : "pin"
-        return "tw-auth \(method) --profile \(profile)"
-    }
-
     /// The command that stores X credentials in `profile`.
     public static func setUp(_ profile: String) -> String { "tw-auth pin --profile \(profile)" }
 

@@ -162,19 +162,20 @@ public final class EventLoop {
             reply.complete(.failure(RecordError(.input, message, attempts: attempts)))
         case .record(let record, let text):
             let reply = Reply(queue: queue, line: record.line, input: record.fields, text: text)
-            if interruption == nil, let tool {
-                schedule(tool.start(record, reply: reply), reply)
-            } else {
-                reply.complete(.failure(RecordError(.cancelled, "interrupted before this record was handled", attempts: attempts)))
-            }
+            if interruption == nil, let tool { schedule(tool.start(record, reply: reply), reply) } else { cancel(reply, attempts) }
         case .text(let record, let echo):
             let reply = Reply(queue: queue, line: record.line, echo: echo)
             if interruption == nil, tool != nil, let textTool {
                 schedule(textTool.start(record, reply: reply), reply)
             } else {
-                reply.complete(.failure(RecordError(.cancelled, "interrupted before this record was handled", attempts: attempts)))
+                cancel(reply, attempts)
             }
         }
+    }
+
+    /// Answers a record the interrupted run does not start.
+    private func cancel(_ reply: Reply, _ attempts: Int?) {
+        reply.complete(.failure(RecordError(.cancelled, "interrupted before this record was handled", attempts: attempts)))
     }
 
     /// Hands a tool's job to the engine.
