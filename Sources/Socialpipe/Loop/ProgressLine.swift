@@ -26,14 +26,15 @@ struct ProgressLine {
     /// Whether the line may yet appear (the loop then wakes to draw it).
     var mayAppear: Bool { allowed && !isVisible }
 
-    mutating func show(done: Int, failed: Int, inFlight: Int, work: WorkProgress?, waitingUntil: Double?,
+    /// `work` is asked for only when the line is drawn: most waits draw none.
+    mutating func show(done: Int, failed: Int, inFlight: Int, work: @autoclosure () -> WorkProgress?, waitingUntil: Double?,
                        uploaded: (sent: Int, total: Int)?) {
         let now = Clock.monotonic()
         guard allowed, forced || now - started > 1, now - lastShown >= 0.25 else { return }
         lastShown = now
         // Clamped before the conversion: a wait read from a server may be any number.
         let wait = waitingUntil.map { Int(min(max(0, $0 - Clock.wall()), 1e9)) }
-        var text = "\r" + Self.text(tool: tool, done: done, failed: failed, inFlight: inFlight, work: work,
+        var text = "\r" + Self.text(tool: tool, done: done, failed: failed, inFlight: inFlight, work: work(),
                                     uploaded: uploaded, waitSeconds: wait) + "\u{1B}[K"
         _ = text.withUTF8 { writeAll(fd: 2, $0) }
         Diagnostics.progressLineShown = true
