@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/prctl.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -32,6 +33,13 @@ static inline int sp_openat2(int dirfd, const char *path, unsigned long long fla
    other processes of the same user from reading this one's memory. */
 static inline int sp_set_dumpable(int dumpable) {
     return prctl(PR_SET_DUMPABLE, (unsigned long)dumpable, 0UL, 0UL, 0UL);
+}
+
+/* memmem(3), a GNU extension: glibc's search is linear in the haystack
+   whatever the needle, where memchr on its first byte and a compare at each
+   hit is quadratic in the worst case and slow on text full of that byte. */
+static inline const void *sp_memmem(const void *haystack, size_t length, const void *needle, size_t needleLength) {
+    return memmem(haystack, length, needle, needleLength);
 }
 
 /* O_PATH is a GNU extension the Swift Glibc module may not show. */

@@ -29,8 +29,10 @@ public final class XService: APIService {
         if (200...299).contains(status) {
             // x-api.md §6.1: a lookup's "partial error" answer is a 200 with
             // `errors` and no `data`: the user or object is not there for us.
-            // Only a body that mentions errors is parsed to see.
-            if answer.contains("\"errors\""), let body = answer.json, body["data"] == nil, let first = body["errors"]?.elements.first,
+            // Only a body with a top-level `errors` is parsed to see (found in
+            // place: a page of a thousand accounts is read in place anyway).
+            let errors = answer.raw.map { $0.member("errors", of: $0.root) != nil } ?? answer.contains("\"errors\"")
+            if errors, let body = answer.json, body["data"] == nil, let first = body["errors"]?.elements.first,
                let type = first["type"]?.string.map(Self.problemSuffix) {
                 let message = first["detail"]?.string ?? first["title"]?.string ?? "HTTP \(status)"
                 switch type {

@@ -244,7 +244,7 @@ final class FriendsJob: Job {
         let accounts: [Range<Int>]
         let next: String?
         do throws(PageProblem) {
-            (accounts, next) = lister.legacy ? try readIDs(page, answer.body) : try readUsers(page, answer.body)
+            (accounts, next) = lister.legacy ? try readIDs(page) : try readUsers(page)
         } catch {
             return .fail(RecordError(.http, "the page could not be read: \(error.why)", status: answer.status))
         }
@@ -276,8 +276,8 @@ final class FriendsJob: Job {
     }
 
     /// A v2 page's users (objects, each with an id of digits) and the next page's token.
-    private func readUsers(_ page: RawJSON, _ body: ResponseBody) throws(PageProblem) -> (accounts: [Range<Int>], next: String?) {
-        let users = try list("data", of: page, body)
+    private func readUsers(_ page: RawJSON) throws(PageProblem) -> (accounts: [Range<Int>], next: String?) {
+        let users = try list("data", of: page)
         for user in users {
             guard page.isObject(user), let id = page.member("id", of: user), Self.isID(id, of: page) else {
                 throw PageProblem(why: "an account is not a user object with an id")
@@ -294,8 +294,8 @@ final class FriendsJob: Job {
     }
 
     /// A v1.1 page's ids (strings of digits, or integers) and the next cursor ("0" ends the list).
-    private func readIDs(_ page: RawJSON, _ body: ResponseBody) throws(PageProblem) -> (accounts: [Range<Int>], next: String?) {
-        let ids = try list("ids", of: page, body)
+    private func readIDs(_ page: RawJSON) throws(PageProblem) -> (accounts: [Range<Int>], next: String?) {
+        let ids = try list("ids", of: page)
         for id in ids where !Self.isID(id, of: page, unquoted: true) {
             throw PageProblem(why: "an id is not a string of digits")
         }
@@ -309,23 +309,21 @@ final class FriendsJob: Job {
     /// Whether the value at `range` is a string of digits (`unquoted`: or
     /// digits without quotes), read in place.
     private static func isID(_ range: Range<Int>, of page: RawJSON, unquoted: Bool = false) -> Bool {
-        guard page.isString(range) else { return unquoted && page.withText(range) { Record.isID($0) } }
-        if page.withText(range, { Record.isID(UnsafeBufferPointer(rebasing: $0.dropFirst().dropLast())) }) { return true }
+        let digits = page.withText(range) { text in
+            guard text.first == 0x22 else { return unquoted && Record.isID(text) }
+            return text.count > 2 && Record.isID(UnsafeBufferPointer(rebasing: text[1..<(text.count - 1)]))
+        }
         // Digits may be written with escapes (`\u0031`), as jansson would read them.
-        return page.string(range).map { Record.isID($0) } ?? false
+        return digits || page.isString(range) && page.string(range).map { Record.isID($0) } ?? false
     }
 
-    /// The elements of the page's list `name` (none when it is absent), as
-    /// `body` found them to price the page; the page must be an object, and
-    /// the list a list.
-    private func list(_ name: StaticString, of page: RawJSON, _ body: ResponseBody) throws(PageProblem) -> [Range<Int>] {
+    /// The elements of the page's list `name` (none when it is absent); the
+    /// page must be an object, and the list a list.
+    private func list(_ name: StaticString, of page: RawJSON) throws(PageProblem) -> [Range<Int>] {
         guard page.isObject(page.root) else { throw PageProblem(why: "it is not a JSON object") }
-        // Found once already to price the page; only a page without elements is looked at again.
-        let elements = body.elements(of: name)
-        if !elements.isEmpty { return elements }
         guard let list = page.member(name, of: page.root) else { return [] }
         guard page.isArray(list) else { throw PageProblem(why: "its \(name) is not a list") }
-        return []
+        return page.elements(of: list)
     }
 
     /// Why a page's contents cannot be copied out.
@@ -357,7 +355,7 @@ final class FriendsJob: Job {
     private func writeUsers(_ users: ArraySlice<Range<Int>>, of page: RawJSON, charge: inout Charges) {
         for user in users {
             reply.charge(charge.next())
-            page.withText(user) { reply.succeed(resultText: $0, compact: false) }
+            page.withText(user) { reply.succeed(resultText: $0, compact: page.isCompact) }
         }
     }
 

@@ -256,6 +256,45 @@ func base64(_ bytes: [UInt8]) -> String {
         #expect(problem(Array("tru".utf8))?.reason == "invalid literal (expected true)")
     }
 
+    @Test func knowsWhetherItsValuesCarryWhitespace() throws {
+        #expect(try #require(RawJSON(Array(" {\"data\":[{\"id\":\"1\",\"n\":\"a b\"}]}\n".utf8))).isCompact)
+        #expect(try #require(RawJSON(Array(#"{"data":[{"id":"1", "n":"a"}]}"#.utf8))).isCompact == false)
+        #expect(try #require(RawJSON(Array("{\"data\":[]\n}".utf8))).isCompact == false)
+    }
+
+    /// The outline noted while checking (of the top level and the values in
+    /// it, looked up for values of 256 bytes or more) and the walk of other
+    /// values find the same members and elements.
+    @Test func outlinedLevelsAndDeeperOnesReadAlike() throws {
+        let pad = "\"" + String(repeating: "x", count: 300) + "\""
+        for padding in ["", pad] {
+            let filler = padding.isEmpty ? "" : ",\"p\":" + padding
+            let text = #"{"\u0068":0,"h":1,"a":{"b":{"c":[1,{"d":2}],"e":"\u0066""# + filler + #"},"f":[[3, 4],[]]"# + filler
+                + #"},"g":[5,6"# + (padding.isEmpty ? "" : "," + padding) + "]" + filler + "}"
+            let page = try #require(RawJSON(Array(text.utf8)))
+            func show(_ range: Range<Int>?) -> String? { range.map { page.withText($0) { String(decoding: $0, as: UTF8.self) } } }
+            #expect(show(page.member("h", of: page.root)) == "0", "the first of the names that spell h")
+            let a = try #require(page.member("a", of: page.root))
+            let b = try #require(page.member("b", of: a))
+            #expect(show(page.member("c", of: b)) == #"[1,{"d":2}]"#)
+            #expect(page.elements(of: try #require(page.member("c", of: b))).map(show) == ["1", #"{"d":2}"#])
+            #expect(page.elements(of: try #require(page.member("f", of: a))).map(show) == ["[3, 4]", "[]"])
+            #expect(page.elements(of: try #require(page.member("g", of: page.root))).map(show)
+                    == ["5", "6"] + (padding.isEmpty ? [] : [padding]))
+            #expect(page.member("e", of: b).flatMap(page.string) == "f")
+            #expect(page.member("g", of: b) == nil && page.member("b", of: page.root) == nil)
+        }
+    }
+
+    @Test func aFirstMemberIsFoundAsAnyOther() throws {
+        let cases: [(String, String?)] = [(#"{"id": "1","id":"2"}"#, #""1""#), (#"{"idx":1,"id":2}"#, "2"), (#"{"i":1}"#, nil),
+                                          (#"{"id":{"id":3}}"#, #"{"id":3}"#), (#"{ "id":4}"#, "4"), (#"{"id":[]}"#, "[]")]
+        for (text, expected) in cases {
+            let object = try #require(RawJSON(Array(text.utf8)))
+            #expect(object.member("id", of: object.root).map { object.withText($0) { String(decoding: $0, as: UTF8.self) } } == expected, "\(text)")
+        }
+    }
+
     @Test func readsMembersElementsAndStringsInPlace() throws {
         let page = try #require(RawJSON(Array(#"{ "data" : [ {"id":"1","n":"a \"q\""} , {"id":"2"} ], "meta":{"next_token":"t\/1"} }"#.utf8)))
         let data = try #require(page.member("data", of: page.root))
@@ -266,6 +305,28 @@ func base64(_ bytes: [UInt8]) -> String {
         #expect(page.member("next_token", of: meta).flatMap(page.string) == "t/1")
         #expect(page.member("missing", of: page.root) == nil)
         #expect(page.elements(of: meta).isEmpty)
+    }
+}
+
+@Suite struct RecordIDTests {
+    /// Every byte at every position of ids of every length around the
+    /// eight-byte steps: an id is 1 to 19 ASCII digits, nothing else.
+    @Test func anIDIsOneToNineteenDigits() {
+        func isID(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBufferPointer { Record.isID($0) } }
+        for length in 0...21 {
+            let digits = (0..<length).map { UInt8(0x30 + ($0 * 7) % 10) }
+            #expect(isID(digits) == (1...19).contains(length), "\(length) digits")
+            for position in 0..<length {
+                for byte in UInt8.min...UInt8.max {
+                    var text = digits
+                    text[position] = byte
+                    let expected = (1...19).contains(length) && (0x30...0x39).contains(byte)
+                    if isID(text) != expected { Issue.record("byte \(byte) at \(position) of \(length)") }
+                }
+            }
+        }
+        #expect(Record.isID("1234567890123456789") && !Record.isID("12345678901234567890"))
+        #expect(Record.isID("42", digits: 3...5) == false)
     }
 }
 
@@ -355,6 +416,24 @@ func base64(_ bytes: [UInt8]) -> String {
         ]
         for (bytes, expected) in cases {
             #expect(bytes.withUnsafeBufferPointer { UTF8Validation.firstInvalidOffset($0) } == expected)
+        }
+    }
+
+    /// Long ASCII runs are passed over in steps: a bad byte is found at
+    /// every offset of them, and good sequences between steps pass.
+    @Test func findsABadByteAnywhereInALongRun() {
+        for position in 0..<80 {
+            var bytes = [UInt8](repeating: 0x61, count: 80)
+            bytes[position] = 0xFF
+            #expect(bytes.withUnsafeBufferPointer { UTF8Validation.firstInvalidOffset($0) } == position)
+            var good = [UInt8](repeating: 0x61, count: 80)
+            good.insert(contentsOf: "é".utf8, at: position)
+            #expect(good.withUnsafeBufferPointer { UTF8Validation.firstInvalidOffset($0) } == nil)
+        }
+        // Runs that end on a step's edge, read from the start of a larger buffer's copy of them.
+        for length in 0...100 {
+            let run = [UInt8](repeating: 0x61, count: length) + [0xFF]
+            #expect(run.withUnsafeBufferPointer { UTF8Validation.firstInvalidOffset(UnsafeBufferPointer(rebasing: $0[..<length])) } == nil)
         }
     }
 }

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// A request as a tool asks for it: what to send (`request`), how to sign
@@ -250,8 +251,6 @@ public final class ResponseBody {
     public let bytes: [UInt8]
     private var parsed: JSON??
     private var checked: RawJSON??
-    /// The last top-level list read in place, by name.
-    private var listed: (name: String, elements: [Range<Int>])?
 
     public init(_ bytes: [UInt8]) {
         self.bytes = bytes
@@ -277,14 +276,11 @@ public final class ResponseBody {
     }
 
     /// The elements of the object answer's top-level list `name` (none when
-    /// it is absent or no list), found once however many read them: a
+    /// it is absent or no list), as the check of the body noted them: a
     /// page's price counts them, its job writes them.
     public func elements(of name: StaticString) -> [Range<Int>] {
-        if let listed, listed.name == name.description { return listed.elements }
         guard let raw, raw.isObject(raw.root), let list = raw.member(name, of: raw.root), raw.isArray(list) else { return [] }
-        let elements = raw.elements(of: list)
-        listed = (name.description, elements)
-        return elements
+        return raw.elements(of: list)
     }
 
     /// Whether the body is one JSON value; an empty body counts as one when `emptyAllowed`.
@@ -308,17 +304,9 @@ public final class ResponseBody {
 
     /// Whether the body holds `text` anywhere (a cheap look before a parse).
     public func contains(_ text: StaticString) -> Bool {
-        let needle = UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
-        return bytes.withUnsafeBufferPointer { haystack in
-            guard let base = haystack.baseAddress, let first = needle.first, needle.count <= haystack.count else { return false }
-            var index = 0
-            while index + needle.count <= haystack.count {
-                guard let hit = memchr(base + index, Int32(first), haystack.count - needle.count + 1 - index) else { return false }
-                let position = UnsafeRawPointer(hit).assumingMemoryBound(to: UInt8.self) - base
-                if memcmp(base + position, text.utf8Start, needle.count) == 0 { return true }
-                index = position + 1
-            }
-            return false
+        bytes.withUnsafeBufferPointer { haystack in
+            guard let base = haystack.baseAddress else { return text.utf8CodeUnitCount == 0 }
+            return sp_memmem(base, haystack.count, text.utf8Start, text.utf8CodeUnitCount) != nil
         }
     }
 }

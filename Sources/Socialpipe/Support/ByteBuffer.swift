@@ -179,6 +179,11 @@ public enum RawBytes {
         let count = literal.utf8CodeUnitCount
         guard bytes.count == count else { return false }
         guard count > 0, let base = bytes.baseAddress else { return true }
+        // A member's name is a few bytes: cheaper compared here than in a call.
+        guard count > 16 else {
+            for offset in 0..<count where base[offset] != literal.utf8Start[offset] { return false }
+            return true
+        }
         return memcmp(base, literal.utf8Start, count) == 0
     }
 

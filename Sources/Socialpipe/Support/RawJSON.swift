@@ -7,18 +7,40 @@ public struct RawJSON {
     public let bytes: [UInt8]
     /// Where the top-level value is.
     public let root: Range<Int>
+    /// The members and elements of the outer levels, as the check found them.
+    private let outline: Outline
+    /// Whether no whitespace stands between the value's tokens: each value
+    /// in it is then written as it is, with no spaces to take out.
+    public let isCompact: Bool
 
     /// The text, when `JSONValidation` accepts it.
     public init?(_ bytes: [UInt8]) {
         self.bytes = bytes
-        guard case .success(let root) = bytes.withUnsafeBufferPointer({ JSONValidation.check($0) }) else { return nil }
-        self.root = root
+        let checked = bytes.withUnsafeBufferPointer { text -> (Range<Int>, Outline, Bool)? in
+            // One pass over the whole text spares the check a call per string.
+            var checker = Checker(text, knownUTF8: UTF8Validation.firstInvalidOffset(text) == nil, outlining: true)
+            guard let root = checker.document() else { return nil }
+            return (root, checker.outline, !checker.spaced)
+        }
+        guard let checked else { return nil }
+        (root, outline, isCompact) = checked
     }
 
     /// The value of member `key` of the object at `object`, or nil.
     public func member(_ key: StaticString, of object: Range<Int>) -> Range<Int>? {
         bytes.withUnsafeBufferPointer { text in
-            Walker(text)?.firstMember(of: object) { name in
+            guard let walker = Walker(text), !object.isEmpty, text[object.lowerBound] == 0x7B else { return nil }
+            let noted = noted(object)
+            // The commonest case at once (an account's id): the member comes
+            // first, its name written `{"key":` as it is spelt.
+            let length = key.utf8CodeUnitCount
+            let at = object.lowerBound
+            if noted == nil, object.count > length + 4, text[at + 1] == 0x22, text[at + length + 2] == 0x22, text[at + length + 3] == 0x3A,
+               RawBytes.equal(UnsafeBufferPointer(rebasing: text[(at + 2)..<(at + length + 2)]), key) {
+                let start = walker.skipSpace(at + length + 4)
+                return start..<walker.valueEnd(start)
+            }
+            return walker.firstMember(of: object, noted: noted) { name in
                 if RawBytes.equal(UnsafeBufferPointer(rebasing: text[name]), key) { return true }
                 // A name written with escapes (`\u0064ata`) is the name it spells, as jansson reads it.
                 guard text[name].contains(0x5C), let spelt = string((name.lowerBound - 1)..<(name.upperBound + 1)) else { return false }
@@ -30,7 +52,13 @@ public struct RawJSON {
 
     /// The elements of the array at `array` (empty for another kind).
     public func elements(of array: Range<Int>) -> [Range<Int>] {
-        bytes.withUnsafeBufferPointer { Walker($0)?.elements(of: array) ?? [] }
+        bytes.withUnsafeBufferPointer { Walker($0)?.elements(of: array, noted: noted(array)) ?? [] }
+    }
+
+    /// What the outline holds of the value at `range`. A short value is
+    /// walked instead: quicker than looking it up.
+    private func noted(_ range: Range<Int>) -> Outline.Container? {
+        range.count < 256 ? nil : outline.container(at: range.lowerBound)
     }
 
     /// Whether the value at `range` is an object.
@@ -48,7 +76,7 @@ public struct RawJSON {
         let inner = bytes[(range.lowerBound + 1)..<(range.upperBound - 1)]
         guard inner.contains(0x5C) else { return String(decoding: inner, as: UTF8.self) }
         // Rare (a token with escapes): let jansson decode it.
-        return bytes[range].withUnsafeBufferPointer { text in
+        return withText(range) { text in
             guard case .success(let value) = JSON.parse(text) else { return nil }
             return value.string
         }
@@ -62,11 +90,56 @@ public struct RawJSON {
 
     /// Calls `body` with the text of the value at `range`.
     public func withText<Result>(_ range: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        bytes[range].withUnsafeBufferPointer(body)
+        // Through the array, not a slice of it: ArraySlice's is a generic call
+        // that costs more than the few bytes of an id it reaches.
+        bytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range])) }
     }
 }
 
-/// Walks a text already checked: members and elements by position.
+/// What the check of a text noted of its outer levels: for each object or
+/// array that is the top-level value or directly in it, where its members'
+/// names and values, or its elements, are. A page's list of a thousand
+/// accounts is then found, and its elements counted, without reading the
+/// page again.
+private struct Outline {
+    /// The levels noted: the top-level value (1) and the values in it (2).
+    static let depth = 2
+
+    struct Container {
+        let start: Int
+        /// A name's text between its quotes, one per value; empty for an array.
+        var names: [Range<Int>] = []
+        var values: [Range<Int>] = []
+    }
+
+    /// In the order they open, so by `start`.
+    private(set) var containers: [Container] = []
+
+    /// Notes a container opening at `start`; returns its slot.
+    mutating func open(at start: Int) -> Int {
+        containers.append(Container(start: start))
+        return containers.count - 1
+    }
+
+    mutating func add(_ value: Range<Int>, named name: Range<Int>?, to slot: Int) {
+        if let name { containers[slot].names.append(name) }
+        containers[slot].values.append(value)
+    }
+
+    /// The container that opens at `start`, when it was noted.
+    func container(at start: Int) -> Container? {
+        var low = 0
+        var high = containers.count
+        while low < high {
+            let middle = (low + high) / 2
+            if containers[middle].start < start { low = middle + 1 } else { high = middle }
+        }
+        return low < containers.count && containers[low].start == start ? containers[low] : nil
+    }
+}
+
+/// Walks a text already checked: members and elements by position, or
+/// from the outline's note of the value where there is one.
 private struct Walker {
     let text: UnsafeBufferPointer<UInt8>
     let base: UnsafePointer<UInt8>
@@ -87,8 +160,11 @@ private struct Walker {
     func stringEnd(_ index: Int) -> Int { JSONScan.stringEnd(base, from: index + 1, count: text.count) }
 
     /// The value of the first member of `object` whose name (its text between the quotes) `matches`.
-    func firstMember(of object: Range<Int>, where matches: (Range<Int>) -> Bool) -> Range<Int>? {
+    func firstMember(of object: Range<Int>, noted: Outline.Container?, where matches: (Range<Int>) -> Bool) -> Range<Int>? {
         guard !object.isEmpty, text[object.lowerBound] == 0x7B else { return nil }
+        if let noted {
+            return noted.names.firstIndex(where: matches).map { noted.values[$0] }
+        }
         var index = skipSpace(object.lowerBound + 1)
         while index < object.upperBound && text[index] == 0x22 {
             let keyEnd = stringEnd(index)
@@ -100,8 +176,9 @@ private struct Walker {
         return nil
     }
 
-    func elements(of array: Range<Int>) -> [Range<Int>] {
+    func elements(of array: Range<Int>, noted: Outline.Container?) -> [Range<Int>] {
         guard !array.isEmpty, text[array.lowerBound] == 0x5B else { return [] }
+        if let noted { return noted.values }
         var found: [Range<Int>] = []
         var index = skipSpace(array.lowerBound + 1)
         while index < array.upperBound - 1 {
@@ -136,29 +213,44 @@ public enum JSONValidation {
     /// The range of the value when `bytes` is exactly one acceptable JSON
     /// value; `knownUTF8`: the caller has checked that all of `bytes` is UTF-8.
     public static func check(_ bytes: UnsafeBufferPointer<UInt8>, knownUTF8: Bool = false) -> Result<Range<Int>, JSONSyntaxError> {
-        var checker = Checker(bytes, knownUTF8: knownUTF8)
+        var checker = Checker(bytes, knownUTF8: knownUTF8, outlining: false)
         if let root = checker.document() { return .success(root) }
         return .failure(checker.failure ?? JSONSyntaxError(offset: checker.index, reason: "invalid JSON"))
     }
 }
 
-/// A recursive-descent walk of the grammar; the first problem found stops it.
+/// A walk of the grammar, one value after another with the open
+/// containers counted rather than recursed into (a page of a thousand
+/// accounts is checked before the next page is asked for: the walk is on
+/// the way of every page); the first problem found stops it.
 private struct Checker {
     let bytes: UnsafeBufferPointer<UInt8>
     let knownUTF8: Bool
+    /// Whether to note the outer levels in `outline`.
+    let outlining: Bool
+    var outline = Outline()
+    /// Whether whitespace was met between the tokens of the value.
+    var spaced = false
     var index = 0
-    var depth = 0
     var failure: JSONSyntaxError?
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>, knownUTF8: Bool) {
+    init(_ bytes: UnsafeBufferPointer<UInt8>, knownUTF8: Bool, outlining: Bool) {
         self.bytes = bytes
         self.knownUTF8 = knownUTF8
+        self.outlining = outlining
     }
 
     /// Records the problem at `offset` and answers false, for `guard … else { return fail(…) }`.
     mutating func fail(_ reason: String, at offset: Int? = nil) -> Bool {
         if failure == nil { failure = JSONSyntaxError(offset: offset ?? index, reason: reason) }
         return false
+    }
+
+    /// The problem `reason` at `position`; no value.
+    mutating func failing(at position: Int, _ reason: (Checker) -> String) -> Range<Int>? {
+        index = position
+        _ = fail(reason(self))
+        return nil
     }
 
     /// What the byte at `position` (default: `index`) is, for a message.
@@ -170,72 +262,140 @@ private struct Checker {
         return "byte 0x" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
     }
 
+    /// Where the walk is: at a value, at a member's name, or just past a value.
+    private enum Place {
+        case value, name, end
+    }
+
+    /// The range of the one value the text holds, with whitespace around it only.
     mutating func document() -> Range<Int>? {
-        skipSpace()
-        let start = index
-        guard value() else { return nil }
-        let end = index
-        skipSpace()
-        guard index == bytes.count else {
-            _ = fail("\(describeByte()) after the value")
-            return nil
+        guard let base = bytes.baseAddress else { return failing(at: 0) { _ in "the text ends where a value should be" } }
+        let count = bytes.count
+        /// Past the whitespace at `position`, noting any met inside the value.
+        func skip(_ position: Int, _ spaced: inout Bool) -> Int {
+            let end = JSONScan.skipSpace(base, from: position, count: count)
+            if end != position { spaced = true }
+            return end
         }
-        return start..<end
-    }
-
-    mutating func skipSpace() {
-        if let base = bytes.baseAddress { index = JSONScan.skipSpace(base, from: index, count: bytes.count) }
-    }
-
-    mutating func value() -> Bool {
-        guard index < bytes.count else { return fail("the text ends where a value should be") }
-        switch bytes[index] {
-        case 0x7B: return container(close: 0x7D, members: true)
-        case 0x5B: return container(close: 0x5D, members: false)
-        case 0x22: return string()
-        case 0x74: return literal("true")
-        case 0x66: return literal("false")
-        case 0x6E: return literal("null")
-        case 0x2D, 0x30...0x39: return number()
-        default: return fail("\(describeByte()) where a value should be")
-        }
-    }
-
-    mutating func container(close: UInt8, members: Bool) -> Bool {
-        depth += 1
-        guard depth <= JSONValidation.maximumDepth else {
-            return fail("nested deeper than \(JSONValidation.maximumDepth) levels")
-        }
-        defer { depth -= 1 }
-        index += 1
-        skipSpace()
-        if index < bytes.count && bytes[index] == close {
-            index += 1
-            return true
-        }
+        var outside = false
+        var spaced = false
+        var i = skip(0, &outside)
+        let start = i
+        // The open containers: how many, and which of them are objects (bit d - 1 for depth d).
+        var depth = 0
+        var objects: UInt64 = 0
+        // Where the value being read at each noted level starts, its name, and
+        // its container's slot in the outline (levels 1 and 2, as `.0` and `.1`).
+        var valueStarts = (0, 0)
+        var names: (Range<Int>?, Range<Int>?) = (nil, nil)
+        var slots = (0, 0)
+        var place = Place.value
         while true {
-            if members {
-                guard index < bytes.count, bytes[index] == 0x22 else {
-                    return fail("\(describeByte()) where a member's name (a string) should be")
+            switch place {
+            case .name:
+                guard i < count, base[i] == 0x22 else {
+                    return failing(at: i) { "\($0.describeByte()) where a member's name (a string) should be" }
                 }
-                guard string() else { return false }
-                skipSpace()
-                guard index < bytes.count, bytes[index] == 0x3A else { return fail("\(describeByte()) where ':' should be") }
-                index += 1
-                skipSpace()
+                let nameStart = i + 1
+                guard let end = stringEnd(at: i, base) else { return nil }
+                i = skip(end, &spaced)
+                guard i < count, base[i] == 0x3A else { return failing(at: i) { "\($0.describeByte()) where ':' should be" } }
+                i = skip(i + 1, &spaced)
+                if depth == 1 { names.0 = nameStart..<(end - 1) } else if depth == 2 { names.1 = nameStart..<(end - 1) }
+                if depth == 1 { valueStarts.0 = i } else if depth == 2 { valueStarts.1 = i }
+                place = .value
+            case .value:
+                guard i < count else { return failing(at: i) { _ in "the text ends where a value should be" } }
+                let byte = base[i]
+                switch byte {
+                case 0x7B, 0x5B:
+                    depth += 1
+                    guard depth <= JSONValidation.maximumDepth else {
+                        return failing(at: i) { _ in "nested deeper than \(JSONValidation.maximumDepth) levels" }
+                    }
+                    let isObject = byte == 0x7B
+                    let bit: UInt64 = 1 << UInt64(depth - 1)
+                    objects = isObject ? objects | bit : objects & ~bit
+                    if outlining && depth <= Outline.depth {
+                        let slot = outline.open(at: i)
+                        if depth == 1 { slots.0 = slot } else { slots.1 = slot }
+                    }
+                    i = skip(i + 1, &spaced)
+                    if i < count && base[i] == (isObject ? 0x7D : 0x5D) {
+                        i += 1
+                        depth -= 1
+                        place = .end
+                    } else if isObject {
+                        place = .name
+                    } else if depth == 1 {
+                        valueStarts.0 = i
+                    } else if depth == 2 {
+                        valueStarts.1 = i
+                    }
+                    continue
+                case 0x22:
+                    guard let end = stringEnd(at: i, base) else { return nil }
+                    i = end
+                case 0x74, 0x66, 0x6E:
+                    index = i
+                    guard literal(byte == 0x74 ? "true" : byte == 0x66 ? "false" : "null") else { return nil }
+                    i = index
+                case 0x2D, 0x30...0x39:
+                    index = i
+                    guard number() else { return nil }
+                    i = index
+                default:
+                    return failing(at: i) { "\($0.describeByte()) where a value should be" }
+                }
+                place = .end
+            case .end:
+                // A value ends at `i`, in the container at `depth`.
+                guard depth > 0 else {
+                    let end = i
+                    i = skip(i, &outside)
+                    guard i == count else { return failing(at: i) { "\($0.describeByte()) after the value" } }
+                    self.spaced = spaced
+                    return start..<end
+                }
+                if outlining && depth <= Outline.depth {
+                    if depth == 1 {
+                        outline.add(valueStarts.0..<i, named: names.0, to: slots.0)
+                    } else {
+                        outline.add(valueStarts.1..<i, named: names.1, to: slots.1)
+                    }
+                }
+                i = skip(i, &spaced)
+                let isObject = objects >> UInt64(depth - 1) & 1 == 1
+                let close: UInt8 = isObject ? 0x7D : 0x5D
+                if i < count && base[i] == close {
+                    i += 1
+                    depth -= 1
+                    continue
+                }
+                guard i < count && base[i] == 0x2C else {
+                    return failing(at: i) { "\($0.describeByte()) where ',' or '\(Character(Unicode.Scalar(close)))' should be" }
+                }
+                i = skip(i + 1, &spaced)
+                if isObject {
+                    place = .name
+                } else {
+                    if depth == 1 { valueStarts.0 = i } else if depth == 2 { valueStarts.1 = i }
+                    place = .value
+                }
             }
-            guard value() else { return false }
-            skipSpace()
-            if index < bytes.count && bytes[index] == close {
-                index += 1
-                return true
-            }
-            guard index < bytes.count, bytes[index] == 0x2C else {
-                return fail("\(describeByte()) where ',' or '\(Character(Unicode.Scalar(close)))' should be")
-            }
-            index += 1
-            skipSpace()
         }
+    }
+
+    /// Just past the string whose opening quote is at `position`, or nil on a
+    /// problem. Without escapes, in text known to be UTF-8, a string ends at
+    /// its next quote.
+    @inline(__always)
+    mutating func stringEnd(at position: Int, _ base: UnsafePointer<UInt8>) -> Int? {
+        let end = JSONScan.nextEscape(base, from: position + 1, count: bytes.count)
+        if knownUTF8 && end < bytes.count && base[end] == 0x22 { return end + 1 }
+        index = position
+        guard string() else { return nil }
+        return index
     }
 
     mutating func literal(_ word: StaticString) -> Bool {
