@@ -12,8 +12,10 @@ import PackageDescription
 // targets; CCurl's shim.h carries typed wrappers for curl's variadic calls,
 // CLinux's for the Linux calls glibc wraps in none (openat2) or a variadic one.
 // The tools are single-threaded; dynamic exclusivity checks on class
-// properties cost more than the signing they guard.
-let fastSettings: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+// properties cost more than the signing they guard. Cross-module optimisation
+// lets a tool's loop over a page's thousand accounts inline the core's small
+// generic readers instead of calling them unspecialised.
+let fastSettings: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization"], .when(configuration: .release))]
 // libcrypto is linked by each executable (and test or fuzz target) rather
 // than by COpenSSL, so that oauth-sign alone can take it statically: loading
 // and relocating libcrypto.so (bound at load, some 3,400 symbols) was most of

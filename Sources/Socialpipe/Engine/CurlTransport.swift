@@ -36,6 +36,8 @@ final class HTTPTransfer {
         sp_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorText)
         sp_easy_setopt_string(handle, CURLOPT_URL, request.url)
         sp_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
+        // A page of a thousand accounts (85 KB) in two reads rather than six of 16 KiB.
+        sp_easy_setopt_long(handle, CURLOPT_BUFFERSIZE, 65536)
         sp_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, Int(timeout * 1000))
         sp_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(min(timeout, 30) * 1000))
         sp_easy_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")
