@@ -1148,6 +1148,11 @@ BAD_V2_PAGES = {
     "a user not an object": {"data": [USER_A, "x"], "meta": {"result_count": 2}},
     "a user without an id": {"data": [{"name": "no id"}], "meta": {"result_count": 1}},
     "an id with a slash": {"data": [dict(USER_A, id="../1.1/statuses/update.json")], "meta": {"result_count": 1}},
+    # Written compactly, as X writes pages, these start as the users tw-friends reads at once do.
+    "an id of twenty digits": {"data": [dict(USER_A, id="1" * 20)], "meta": {"result_count": 1}},
+    "an empty id": {"data": [dict(USER_A, id="")], "meta": {"result_count": 1}},
+    "an id of digits then a letter": {"data": [dict(USER_A, id="12345678901234a")], "meta": {"result_count": 1}},
+    "an id that is a number": {"data": [dict(USER_A, id=12)], "meta": {"result_count": 1}},
     "the page not an object": [USER_A],
     "a next_token with reserved characters": fake_page([USER_A], "x&user.fields=email"),
     "a next_token not a string": fake_page([USER_A], 5),
@@ -1183,6 +1188,17 @@ def test_a_v11_page_of_another_shape_is_the_pages_error(run, sb, shape):
     [e] = check_run(r).envelopes
     assert e["error"]["kind"] == "http" and "page could not be read" in e["error"]["message"], e
     assert len(page_requests(sb, "1.1")) == 1
+
+
+def test_an_id_written_with_escapes_is_read_as_its_digits(run, sb):
+    text = json.dumps(fake_page([USER_A]), separators=(",", ":")).replace('"id":"500000000000000001"',
+                                                                         '"id":"50000000000000000\\u0031"')
+    assert "\\u0031" in text
+    sb.fault("status", match=page_match("2", "follows_1001"), status=200, body=text)
+    r = run([], jl("follows_1001"), timeout=20)
+    assert r.returncode == 0, r
+    [e] = check_run(r).envelopes
+    assert e["result"]["id"] == "500000000000000001", e
 
 
 def test_a_looked_up_id_that_is_not_digits_is_never_sent(run, sb):

@@ -49,20 +49,7 @@ public struct Record {
     /// checked without a String made for it).
     public static func isID(_ text: UnsafeBufferPointer<UInt8>, digits: ClosedRange<Int> = 1...19) -> Bool {
         guard digits.contains(text.count), let base = text.baseAddress else { return false }
-        // Eight bytes at a time: each must have 3 as its high nibble and at
-        // most 9 as its low one (adding 6 to it then carries nothing out).
-        var index = 0
-        while index + 8 <= text.count {
-            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-            guard word & 0xF0F0_F0F0_F0F0_F0F0 == 0x3030_3030_3030_3030,
-                  ((word & 0x0F0F_0F0F_0F0F_0F0F) &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0 == 0 else { return false }
-            index += 8
-        }
-        while index < text.count {
-            guard base[index] &- 0x30 <= 9 else { return false }
-            index += 1
-        }
-        return true
+        return JSONScan.digitsEnd(base, from: 0, count: text.count) == text.count
     }
 
     /// An id member: digits, given as a string or a non-negative integer (ids

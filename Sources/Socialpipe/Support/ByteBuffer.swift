@@ -174,7 +174,7 @@ public enum Hex {
 /// Byte comparisons the parsers share.
 public enum RawBytes {
     /// Whether `bytes` is exactly `literal`.
-    @inlinable
+    @inlinable @inline(__always)
     public static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
         let count = literal.utf8CodeUnitCount
         guard bytes.count == count else { return false }

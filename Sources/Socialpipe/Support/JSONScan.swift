@@ -46,6 +46,25 @@ public enum JSONScan {
         return count
     }
 
+    /// The index of the first byte from `index` on that is not an ASCII
+    /// digit, or `count`: eight bytes at a time, each of which is a digit
+    /// when its high nibble is 3 and adding 6 to its low one carries nothing.
+    @inlinable @inline(__always)
+    public static func digitsEnd(_ base: UnsafePointer<UInt8>, from index: Int, count: Int) -> Int {
+        var position = index
+        while position + 8 <= count {
+            let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
+            let bad = (word & 0xF0F0_F0F0_F0F0_F0F0 ^ 0x3030_3030_3030_3030)
+                | ((word & 0x0F0F_0F0F_0F0F_0F0F) &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0
+            // The high bit of each byte of `bad` that is not zero.
+            let found = (bad | ((bad & 0x7F7F_7F7F_7F7F_7F7F) &+ 0x7F7F_7F7F_7F7F_7F7F)) & 0x8080_8080_8080_8080
+            if found != 0 { return position + found.trailingZeroBitCount / 8 }
+            position += 8
+        }
+        while position < count && base[position] &- 0x30 <= 9 { position += 1 }
+        return position
+    }
+
     /// The index just past the `quote` that closes a string whose contents
     /// start at `index`, or `count` when it is not closed. A backslash
     /// escapes the byte after it; a raw control character (never in valid

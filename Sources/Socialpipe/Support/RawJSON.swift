@@ -28,19 +28,19 @@ public struct RawJSON {
 
     /// The value of member `key` of the object at `object`, or nil.
     public func member(_ key: StaticString, of object: Range<Int>) -> Range<Int>? {
-        bytes.withUnsafeBufferPointer { text in
-            guard let walker = Walker(text), !object.isEmpty, text[object.lowerBound] == 0x7B else { return nil }
-            let noted = noted(object)
+        guard !object.isEmpty, bytes[object.lowerBound] == 0x7B else { return nil }
+        return bytes.withUnsafeBufferPointer { text in
             // The commonest case at once (an account's id): the member comes
             // first, its name written `{"key":` as it is spelt.
             let length = key.utf8CodeUnitCount
             let at = object.lowerBound
-            if noted == nil, object.count > length + 4, text[at + 1] == 0x22, text[at + length + 2] == 0x22, text[at + length + 3] == 0x3A,
-               RawBytes.equal(UnsafeBufferPointer(rebasing: text[(at + 2)..<(at + length + 2)]), key) {
-                let start = walker.skipSpace(at + length + 4)
-                return start..<walker.valueEnd(start)
+            if object.count < Self.walkedBelow, object.count > length + 4, let base = text.baseAddress,
+               base[at + 1] == 0x22, base[at + length + 2] == 0x22, base[at + length + 3] == 0x3A,
+               RawBytes.equal(UnsafeBufferPointer(start: base + at + 2, count: length), key) {
+                let start = JSONScan.skipSpace(base, from: at + length + 4, count: text.count)
+                return start..<JSONScan.valueEnd(base, from: start, count: text.count)
             }
-            return walker.firstMember(of: object, noted: noted) { name in
+            return Walker(text)?.firstMember(of: object, noted: noted(object)) { name in
                 if RawBytes.equal(UnsafeBufferPointer(rebasing: text[name]), key) { return true }
                 // A name written with escapes (`\u0064ata`) is the name it spells, as jansson reads it.
                 guard text[name].contains(0x5C), let spelt = string((name.lowerBound - 1)..<(name.upperBound + 1)) else { return false }
@@ -58,8 +58,11 @@ public struct RawJSON {
     /// What the outline holds of the value at `range`. A short value is
     /// walked instead: quicker than looking it up.
     private func noted(_ range: Range<Int>) -> Outline.Container? {
-        range.count < 256 ? nil : outline.container(at: range.lowerBound)
+        range.count < Self.walkedBelow ? nil : outline.container(at: range.lowerBound)
     }
+
+    /// The size under which a value is walked rather than looked up in the outline.
+    private static let walkedBelow = 256
 
     /// Whether the value at `range` is an object.
     public func isObject(_ range: Range<Int>) -> Bool { !range.isEmpty && bytes[range.lowerBound] == 0x7B }
@@ -273,6 +276,8 @@ private struct Checker {
         let count = bytes.count
         /// Past the whitespace at `position`, noting any met inside the value.
         func skip(_ position: Int, _ spaced: inout Bool) -> Int {
+            // Most tokens are followed by another at once.
+            if position < count && base[position] > 0x20 { return position }
             let end = JSONScan.skipSpace(base, from: position, count: count)
             if end != position { spaced = true }
             return end
