@@ -314,7 +314,8 @@ sandbox_bench "tw-post media" tw_post_media_bench.py
 # Paginator, twarc2's following and the sandbox's own ceiling, for API v2 and
 # v1.1 (bench/tw_friends_bench.py, about a minute). Environment:
 # BENCH_TWF_ACCOUNTS (default 1000000), BENCH_TWF_SMALL (default 10000),
-# BENCH_TWF_RUNS (default 1).
+# BENCH_TWF_RUNS (rounds of the ceiling and tw-friends in turns, default 3),
+# BENCH_TWF_PEER_RUNS (default 1).
 sandbox_bench tw-friends tw_friends_bench.py
 
 # ---------------------------------------------------------------- fb-feed

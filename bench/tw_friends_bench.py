@@ -17,6 +17,7 @@ import http.client
 import json
 import os
 import re
+import statistics
 import sys
 import time
 
@@ -149,19 +150,17 @@ def ceiling_walk(sb, api, limit):
     return time.perf_counter() - started, min(accounts, limit), failures
 
 
-def run_ceiling(sb, args, api):
-    def once():
-        phase = Phase("sandbox ceiling (trivial)", api)
-        phase.seconds, phase.accounts, phase.kinds = ceiling_walk(sb, api, args.accounts)
-        phase.failed = sum(phase.kinds.values())
-        collect_sandbox(sb, phase)
-        return phase
-
-    return fastest([once() for _ in range(args.runs)], args.accounts)
+def ceiling_run(sb, args, api):
+    """One run of the ceiling client over the whole walk."""
+    phase = Phase("sandbox ceiling (trivial)", api)
+    phase.seconds, phase.accounts, phase.kinds = ceiling_walk(sb, api, args.accounts)
+    phase.failed = sum(phase.kinds.values())
+    collect_sandbox(sb, phase)
+    return phase
 
 
-def run_tw_friends(sb, args, api, accounts, env, label):
-    """tw-friends -q [--api 1.1] < {"username": "jack"[, "max": N]} > out."""
+def tw_friends_run(sb, args, api, accounts, env, label):
+    """One run of tw-friends -q [--api 1.1] < {"username": "jack"[, "max": N]} > out."""
     stem = os.path.join(args.out, "tw-friends-v%s-%d" % (api, accounts))
     record = {"username": USER}
     if accounts < 1_000_000:
@@ -169,16 +168,29 @@ def run_tw_friends(sb, args, api, accounts, env, label):
     with open(stem + ".in.jsonl", "w", encoding="utf-8") as f:
         f.write(json.dumps(record) + "\n")
     argv = [args.tw_friends, "-q"] + ([] if api == "2" else ["--api", "1.1"])
+    phase = Phase(label, api)
+    measure(phase, argv, stem + ".in.jsonl", stem, env, contender_timeout(accounts))
+    phase.accounts, phase.failed, phase.kinds = count_envelopes(stem + ".out.jsonl")
+    read_ids(stem + ".out.jsonl", phase)
+    collect_sandbox(sb, phase)
+    return phase
 
-    def once():
-        phase = Phase(label, api)
-        measure(phase, argv, stem + ".in.jsonl", stem, env, contender_timeout(accounts))
-        phase.accounts, phase.failed, phase.kinds = count_envelopes(stem + ".out.jsonl")
-        read_ids(stem + ".out.jsonl", phase)
-        collect_sandbox(sb, phase)
-        return phase
 
-    return tool_run([once() for _ in range(args.runs)], accounts)
+def ceiling_and_tool(sb, args, api, env, have_tool):
+    """The ceiling and tw-friends in turns, --runs rounds of one run each, so
+    that both meet the machine in the same states (from one run to the next,
+    the same client's rate here varies by a tenth). The fastest complete run
+    of each counts; also returns tw-friends's rate as a share of the ceiling's
+    in each round."""
+    label = "tw-friends" + ("" if api == "2" else " --api 1.1")
+    ceilings, tools = [], []
+    for _ in range(args.runs):
+        ceilings.append(ceiling_run(sb, args, api))
+        if have_tool:
+            tools.append(tw_friends_run(sb, args, api, args.accounts, env, label))
+    shares = [100.0 * tool.rate() / ceiling.rate() for ceiling, tool in zip(ceilings, tools)
+              if tool.complete(args.accounts) and ceiling.complete(args.accounts)]
+    return fastest(ceilings, args.accounts), tool_run(tools, args.accounts) if tools else None, shares
 
 
 def run_peer(sb, args, api, client, label, env):
@@ -198,7 +210,7 @@ def run_peer(sb, args, api, client, label, env):
         collect_sandbox(sb, phase)
         return phase
 
-    return fastest([once() for _ in range(args.runs)], args.accounts)
+    return fastest([once() for _ in range(args.peer_runs)], args.accounts)
 
 
 def contender_timeout(accounts):
@@ -215,14 +227,17 @@ def main(argv=None):
                    help="accounts of jack's list to walk (default all 1,000,000)")
     p.add_argument("--small", type=int, default=int(os.environ.get("BENCH_TWF_SMALL", 10_000)),
                    help="accounts of the memory-growth probe (default 10,000)")
-    args = parse_args(p, "tw-friends", "TWF", argv, latency=False)
-    if not 1 <= args.small <= args.accounts <= 1_000_000 or args.runs < 1:
-        die("need 1 <= --small <= --accounts <= 1000000 and --runs >= 1")
+    p.add_argument("--peer-runs", type=int, default=int(os.environ.get("BENCH_TWF_PEER_RUNS", 1)),
+                   help="runs of each peer library, the fastest counts (default 1)")
+    args = parse_args(p, "tw-friends", "TWF", argv, latency=False, runs=3)
+    if not 1 <= args.small <= args.accounts <= 1_000_000 or args.runs < 1 or args.peer_runs < 1:
+        die("need 1 <= --small <= --accounts <= 1000000, --runs >= 1 and --peer-runs >= 1")
     args.tw_friends, have_tool, xdg = setup(args, "tw-friends", {"tweepy": "tweepy", "twarc": "twarc"})
     n = args.accounts
 
     sb = start_sandbox("tw-friends", extra_args=["--no-verify-signatures", "--no-rate-limits"])
     phases = {}
+    shares = {}
     try:
         state = sb.state()
         limit = state["x_rate_limits"].get("GET /1.1/friends/ids.json", {}).get("limit", 0)
@@ -235,18 +250,18 @@ def main(argv=None):
         ceiling_walk(sb, "2", 20_000)
         sb.control(clear_log=True, reset_rate_limits=True)
         for api in ("2", "1.1"):
-            note("tw-friends: API %s, sandbox ceiling (trivial keep-alive client)" % api)
-            phases["ceiling", api] = run_ceiling(sb, args, api)
-            if have_tool:
-                note("tw-friends: API %s, tw-friends" % api)
-                phases["tw-friends", api] = run_tw_friends(sb, args, api, n, env,
-                                                           "tw-friends" + ("" if api == "2" else " --api 1.1"))
+            note("tw-friends: API %s, the sandbox ceiling (trivial keep-alive client) and tw-friends in turns, %d rounds"
+                 % (api, args.runs))
+            phases["ceiling", api], tool, shares[api] = ceiling_and_tool(sb, args, api, env, have_tool)
+            if tool is not None:
+                phases["tw-friends", api] = tool
             for client, label in PEERS[api]:
                 note("tw-friends: API %s, %s" % (api, label))
                 phases[client, api] = run_peer(sb, args, api, client, label, env)
         if have_tool:
             note("tw-friends: memory probe, %d accounts" % args.small)
-            phases["small", "2"] = run_tw_friends(sb, args, "2", args.small, env, "tw-friends (probe)")
+            phases["small", "2"] = tool_run([tw_friends_run(sb, args, "2", args.small, env, "tw-friends (probe)")
+                                             for _ in range(args.runs)], args.small)
         sandbox_stderr = sb.stderr_text()
     finally:
         sb.stop()
@@ -260,7 +275,8 @@ def main(argv=None):
 
     print_header([" tw-friends benchmark: %s's list, {:,} accounts, default fields, from the sandbox".format(n) % USER,
                   " (signatures not checked, rate limits off, no added latency; the same for every client);",
-                  runs_line(args.runs)], 104)
+                  " the ceiling and tw-friends in turns, %d round(s), the fastest of each kept; each peer %d run(s);"
+                  % (args.runs, args.peer_runs), runs_line(args.runs)], 104)
     head = "  %-28s %8s %11s %9s %9s %8s %9s"
     for api in ("2", "1.1"):
         print(" API %s (pages of %d)" % (api, PAGE[api]))
@@ -321,6 +337,9 @@ def main(argv=None):
                                                 fmt(share, "%.0f"))
             verdicts.goal(label, line, goal, ok, "%s: %sx the fastest peer, %s %% of the sandbox ceiling (%s)"
                           % (label, fmt(x, "%.2f"), fmt(share, "%.0f"), goal))
+            if shares.get(api):
+                verdicts.aside("round by round: %s %% of that round's ceiling (median %.0f %%)"
+                               % (", ".join("%.0f" % x for x in shares[api]), statistics.median(shares[api])))
             for ph in peers:
                 verdicts.aside("%.2fx %s" % (tw.rate() / ph.rate(), ph.name))
         else:
@@ -352,8 +371,8 @@ def main(argv=None):
     print_problems(problems, sandbox_stderr)
 
     with open(os.path.join(args.out, "results.json"), "w", encoding="utf-8") as f:
-        json.dump({"accounts": n, "small": args.small, "runs": args.runs,
-                   "phases": {"%s v%s" % k: v.as_dict() for k, v in phases.items()},
+        json.dump({"accounts": n, "small": args.small, "runs": args.runs, "peer_runs": args.peer_runs,
+                   "phases": {"%s v%s" % k: v.as_dict() for k, v in phases.items()}, "round_shares": shares,
                    "verdicts": verdicts.as_list(), "problems": problems}, f, indent=1)
     verdicts.banner(problems)
     return 0
