@@ -479,10 +479,10 @@ def prepare_out(out):
     return xdg
 
 
-def runs_line(runs):
-    """The report's line on how it was measured: runs, CPUs, when."""
-    return (" %s run(s) each, fastest kept; %s CPUs; %s"
-            % (runs, os.cpu_count() or "?",
+def runs_line(runs, how=None):
+    """The report's line on how it was measured: runs (or `how`), CPUs, when."""
+    return (" %s; %s CPUs; %s"
+            % (how or "%s run(s) each, fastest kept" % runs, os.cpu_count() or "?",
                datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")))
 
 

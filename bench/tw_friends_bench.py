@@ -275,8 +275,8 @@ def main(argv=None):
 
     print_header([" tw-friends benchmark: %s's list, {:,} accounts, default fields, from the sandbox".format(n) % USER,
                   " (signatures not checked, rate limits off, no added latency; the same for every client);",
-                  " the ceiling and tw-friends in turns, %d round(s), the fastest of each kept; each peer %d run(s);"
-                  % (args.runs, args.peer_runs), runs_line(args.runs)], 104)
+                  runs_line(args.runs, "the ceiling and tw-friends in turns, %d round(s), the fastest of each kept; "
+                                       "each peer %d run(s)" % (args.runs, args.peer_runs))], 104)
     head = "  %-28s %8s %11s %9s %9s %8s %9s"
     for api in ("2", "1.1"):
         print(" API %s (pages of %d)" % (api, PAGE[api]))
