@@ -294,6 +294,16 @@ private struct Checker {
         var valueStarts = (0, 0)
         var names: (Range<Int>?, Range<Int>?) = (nil, nil)
         var slots = (0, 0)
+        /// Notes where the value at `depth` begins (`name`: the member's name).
+        func begin(at position: Int, named name: Range<Int>? = nil) {
+            if depth == 1 {
+                valueStarts.0 = position
+                names.0 = name
+            } else if depth == 2 {
+                valueStarts.1 = position
+                names.1 = name
+            }
+        }
         var place = Place.value
         while true {
             switch place {
@@ -306,8 +316,7 @@ private struct Checker {
                 i = skip(end, &spaced)
                 guard i < count, base[i] == 0x3A else { return failing(at: i) { "\($0.describeByte()) where ':' should be" } }
                 i = skip(i + 1, &spaced)
-                if depth == 1 { names.0 = nameStart..<(end - 1) } else if depth == 2 { names.1 = nameStart..<(end - 1) }
-                if depth == 1 { valueStarts.0 = i } else if depth == 2 { valueStarts.1 = i }
+                begin(at: i, named: nameStart..<(end - 1))
                 place = .value
             case .value:
                 guard i < count else { return failing(at: i) { _ in "the text ends where a value should be" } }
@@ -332,10 +341,8 @@ private struct Checker {
                         place = .end
                     } else if isObject {
                         place = .name
-                    } else if depth == 1 {
-                        valueStarts.0 = i
-                    } else if depth == 2 {
-                        valueStarts.1 = i
+                    } else {
+                        begin(at: i)
                     }
                     continue
                 case 0x22:
@@ -384,7 +391,7 @@ private struct Checker {
                 if isObject {
                     place = .name
                 } else {
-                    if depth == 1 { valueStarts.0 = i } else if depth == 2 { valueStarts.1 = i }
+                    begin(at: i)
                     place = .value
                 }
             }
