@@ -254,6 +254,14 @@ func base64(_ bytes: [UInt8]) -> String {
         #expect(problem([0x22, 0x61, 0xFF, 0x22])?.offset == 2)
         #expect(problem(Array(String(repeating: "[", count: 65).utf8))?.reason == "nested deeper than 64 levels")
         #expect(problem(Array("tru".utf8))?.reason == "invalid literal (expected true)")
+        // Inside objects below the levels a page's outline notes, as in the rest.
+        #expect(problem(Array(#"[[{"a":"b","c":}]]"#.utf8))?.offset == 15)
+        #expect(problem(Array(#"[[{"a":"b","c":}]]"#.utf8))?.reason == "'}' where a value should be")
+        #expect(problem(Array(#"[[{"a":"b" "c":"d"}]]"#.utf8))?.offset == 11)
+        #expect(problem(Array(#"[[{"a":"b" "c":"d"}]]"#.utf8))?.reason == "'\"' where ',' or '}' should be")
+        #expect(problem(Array(#"[[{"a":"b","c":"d"#.utf8) + [1] + Array(#""}]]"#.utf8))?.offset == 17)
+        #expect(problem(Array(#"[[{"a":"b","c":"d"}"#.utf8))?.reason == "the end of the text where ',' or ']' should be")
+        #expect(problem(Array(#"[[{"a":"b","c":"\u00e9","d":1,"e":"f"},{"g":"h"}]]"#.utf8)) == nil)
     }
 
     @Test func knowsWhetherItsValuesCarryWhitespace() throws {

@@ -308,6 +308,27 @@ private struct Checker {
         while true {
             switch place {
             case .name:
+                // Below the levels noted, members written `"name":"value"` one
+                // after another (an account's) are read in one loop; whatever
+                // else comes is read the general way from where it stands.
+                if depth > Outline.depth || !outlining {
+                    var closed = false
+                    while i < count && base[i] == 0x22, let nameEnd = plainStringEnd(at: i, base), nameEnd + 1 < count,
+                          base[nameEnd] == 0x3A, base[nameEnd + 1] == 0x22, let valueEnd = plainStringEnd(at: nameEnd + 1, base),
+                          valueEnd + 1 < count {
+                        if base[valueEnd] == 0x2C && base[valueEnd + 1] == 0x22 {
+                            i = valueEnd + 1
+                        } else {
+                            i = valueEnd
+                            closed = true
+                            break
+                        }
+                    }
+                    if closed {
+                        place = .end
+                        continue
+                    }
+                }
                 guard i < count, base[i] == 0x22 else {
                     return failing(at: i) { "\($0.describeByte()) where a member's name (a string) should be" }
                 }
@@ -396,6 +417,14 @@ private struct Checker {
                 }
             }
         }
+    }
+
+    /// Just past the string whose opening quote is at `position` when it has
+    /// no escapes and the text is known to be UTF-8, else nil.
+    @inline(__always)
+    func plainStringEnd(at position: Int, _ base: UnsafePointer<UInt8>) -> Int? {
+        let end = JSONScan.nextEscape(base, from: position + 1, count: bytes.count)
+        return knownUTF8 && end < bytes.count && base[end] == 0x22 ? end + 1 : nil
     }
 
     /// Just past the string whose opening quote is at `position`, or nil on a
