@@ -312,7 +312,9 @@ private struct Checker {
                 // after another (an account's) are read in one loop; whatever
                 // else comes is read the general way from where it stands.
                 if depth > Outline.depth || !outlining {
-                    var closed = false
+                    // Whether the loop stopped just past a value (at its
+                    // object's end, say), rather than at a name it left.
+                    var pastValue = false
                     while i < count && base[i] == 0x22, let nameEnd = plainStringEnd(at: i, base), nameEnd + 1 < count,
                           base[nameEnd] == 0x3A, base[nameEnd + 1] == 0x22, let valueEnd = plainStringEnd(at: nameEnd + 1, base),
                           valueEnd + 1 < count {
@@ -320,11 +322,11 @@ private struct Checker {
                             i = valueEnd + 1
                         } else {
                             i = valueEnd
-                            closed = true
+                            pastValue = true
                             break
                         }
                     }
-                    if closed {
+                    if pastValue {
                         place = .end
                         continue
                     }
