@@ -430,12 +430,10 @@ private struct Checker {
     }
 
     /// Just past the string whose opening quote is at `position`, or nil on a
-    /// problem. Without escapes, in text known to be UTF-8, a string ends at
-    /// its next quote.
+    /// problem (a plain string ends at its next quote; any other is read whole).
     @inline(__always)
     mutating func stringEnd(at position: Int, _ base: UnsafePointer<UInt8>) -> Int? {
-        let end = JSONScan.nextEscape(base, from: position + 1, count: bytes.count)
-        if knownUTF8 && end < bytes.count && base[end] == 0x22 { return end + 1 }
+        if let end = plainStringEnd(at: position, base) { return end }
         index = position
         guard string() else { return nil }
         return index
