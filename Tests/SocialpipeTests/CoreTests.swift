@@ -262,6 +262,14 @@ func base64(_ bytes: [UInt8]) -> String {
         #expect(problem(Array(#"[[{"a":"b","c":"d"#.utf8) + [1] + Array(#""}]]"#.utf8))?.offset == 17)
         #expect(problem(Array(#"[[{"a":"b","c":"d"}"#.utf8))?.reason == "the end of the text where ',' or ']' should be")
         #expect(problem(Array(#"[[{"a":"b","c":"\u00e9","d":1,"e":"f"},{"g":"h"}]]"#.utf8)) == nil)
+        // Inside lists of strings, read in a loop of their own.
+        #expect(problem(Array(#"[["1","2",]]"#.utf8))?.offset == 10)
+        #expect(problem(Array(#"[["1","2",]]"#.utf8))?.reason == "']' where a value should be")
+        #expect(problem(Array(#"["1","2" "3"]"#.utf8))?.reason == "'\"' where ',' or ']' should be")
+        #expect(problem(Array(#"["1","2","3"#.utf8))?.reason == "the text ends inside a string")
+        #expect(problem(Array(#"["1","2","\x"]"#.utf8))?.offset == 10)
+        #expect(problem(Array(#"["1","2","3"}"#.utf8))?.reason == "'}' where ',' or ']' should be")
+        #expect(problem(Array(#"{"a":"1","b":["2","3"],"c":"4","d"}"#.utf8))?.reason == "'}' where ':' should be")
     }
 
     @Test func knowsWhetherItsValuesCarryWhitespace() throws {
@@ -291,6 +299,34 @@ func base64(_ bytes: [UInt8]) -> String {
                     == ["5", "6"] + (padding.isEmpty ? [] : [padding]))
             #expect(page.member("e", of: b).flatMap(page.string) == "f")
             #expect(page.member("g", of: b) == nil && page.member("b", of: page.root) == nil)
+        }
+    }
+
+    /// A list of strings written one after another (a v1.1 page of ids) is
+    /// read in a loop of its own: its elements, outlined or not, and at every
+    /// level, are found as those of any other list.
+    @Test func listsOfStringsAreReadAsAnyOther() throws {
+        let ids = (1...40).map { "\"\(100_000_000_000 + $0)\"" }
+        let lists: [(parts: [String], separators: [String])] = [
+            (ids, []),
+            (Array(ids[..<20]) + [#""1\u0032""#, #""""#] + Array(ids[20...]), []),
+            (ids, Array(repeating: ",", count: 9) + [" , "]),
+            (Array(ids[..<5]) + ["7", #"{"a":"b"}"#, "[]"] + Array(ids[5...]), []),
+            (["\"1\"", "\"2\""], []),
+        ]
+        for (parts, separators) in lists {
+            var list = parts[0]
+            for (index, part) in parts.dropFirst().enumerated() {
+                list += (index < separators.count ? separators[index] : ",") + part
+            }
+            for (text, depth) in [("[\(list)]", 1), ("{\"ids\":[\(list)],\"next_cursor_str\":\"0\"}", 2), ("[[\(list)]]", 2), ("[[[\(list)]]]", 3)] {
+                let page = try #require(RawJSON(Array(text.utf8)), "\(text)")
+                var value = page.root
+                if text.hasPrefix("{") { value = try #require(page.member("ids", of: value)) }
+                for _ in 1..<depth where !text.hasPrefix("{") { value = try #require(page.elements(of: value).first) }
+                let found = page.elements(of: value).map { page.withText($0) { String(decoding: $0, as: UTF8.self) } }
+                #expect(found == parts, "\(text)")
+            }
         }
     }
 

@@ -369,8 +369,23 @@ private struct Checker {
                     }
                     continue
                 case 0x22:
+                    let opening = i
                     guard let end = stringEnd(at: i, base) else { return nil }
                     i = end
+                    // In a list, elements written `"text","text"` one after
+                    // another (a page of ids) are read in one loop; the last
+                    // is left to the general way, from where it stands.
+                    if depth > 0 && objects >> UInt64(depth - 1) & 1 == 0 {
+                        let noting = outlining && depth <= Outline.depth
+                        var elementStart = opening
+                        while i + 1 < count && base[i] == 0x2C && base[i + 1] == 0x22,
+                              let next = plainStringEnd(at: i + 1, base) {
+                            if noting { outline.add(elementStart..<i, named: nil, to: depth == 1 ? slots.0 : slots.1) }
+                            elementStart = i + 1
+                            i = next
+                        }
+                        if noting { begin(at: elementStart) }
+                    }
                 case 0x74, 0x66, 0x6E:
                     index = i
                     guard literal(byte == 0x74 ? "true" : byte == 0x66 ? "false" : "null") else { return nil }
