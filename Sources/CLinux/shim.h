@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -40,6 +41,12 @@ static inline int sp_set_dumpable(int dumpable) {
    hit is quadratic in the worst case and slow on text full of that byte. */
 static inline const void *sp_memmem(const void *haystack, size_t length, const void *needle, size_t needleLength) {
     return memmem(haystack, length, needle, needleLength);
+}
+
+/* getrandom(2), Linux 3.17, declared in <sys/random.h>, which the Swift
+   Glibc module does not include: `length` bytes from the kernel's CSPRNG. */
+static inline ssize_t sp_getrandom(void *buffer, size_t length) {
+    return getrandom(buffer, length, 0);
 }
 
 /* O_PATH is a GNU extension the Swift Glibc module may not show. */

@@ -129,6 +129,21 @@ func base64(_ bytes: [UInt8]) -> String {
 }
 
 @Suite struct CryptoTests {
+    /// Random bytes fill the whole length asked for (getrandom(2) may give
+    /// fewer than asked past 256 bytes), and nonces do not repeat.
+    @Test func randomBytesFillWhatIsAskedAndNoncesDiffer() {
+        for count in [1, 16, 256, 257, 4096, 70_000] {
+            let bytes = Crypto.randomBytes(count)
+            #expect(bytes.count == count)
+            // 32 zero bytes at the end come by chance once in 2^256 calls.
+            if count >= 4096 { #expect(bytes.suffix(32).contains { $0 != 0 }, "\(count)") }
+        }
+        let crypto = Crypto()
+        let nonces = (0..<600).map { _ in OAuth1.makeNonce(crypto) }
+        #expect(Set(nonces).count == nonces.count)
+        #expect(nonces.allSatisfy { $0.count == 32 && $0.allSatisfy(\.isHexDigit) })
+    }
+
     @Test func hmacSHA1MatchesRFC2202() {
         // RFC 2202 test cases 1 and 2.
         let crypto = Crypto()

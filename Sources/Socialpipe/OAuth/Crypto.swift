@@ -1,3 +1,4 @@
+import CLinux
 import COpenSSL
 import Glibc
 
@@ -174,10 +175,25 @@ public final class Crypto {
         return String(decoding: output.bytes, as: UTF8.self)
     }
 
-    /// `count` bytes from OpenSSL's CSPRNG.
+    /// `count` bytes from the kernel's CSPRNG (getrandom(2)). OpenSSL's
+    /// first spends about 1.5 ms setting up its generator, on the way of a
+    /// run's first request; it serves only where the kernel refuses. Without
+    /// either the run stops: a predictable nonce or PKCE verifier is not sent.
     public static func randomBytes(_ count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
-        _ = RAND_bytes(&bytes, Int32(count))
+        let filled = bytes.withUnsafeMutableBytes { buffer -> Int in
+            guard let base = buffer.baseAddress else { return 0 }
+            var filled = 0
+            while filled < count {
+                let got = retryingOnInterrupt { sp_getrandom(base + filled, count - filled) }
+                guard got > 0 else { break }
+                filled += got
+            }
+            return filled
+        }
+        if filled < count && RAND_bytes(&bytes, Int32(count)) != 1 {
+            fatalError("no random bytes from the kernel (getrandom) or from OpenSSL")
+        }
         return bytes
     }
 
@@ -185,8 +201,8 @@ public final class Crypto {
     private var randomUsed = 0
 
     /// Appends `count` (at most 4096) random bytes as lower-case hex. They
-    /// come from a pool refilled 4 KiB at a time: one RAND_bytes call per
-    /// nonce costs more than signing.
+    /// come from a pool refilled 4 KiB at a time: one call for random bytes
+    /// per nonce costs more than signing.
     public func appendRandomHex(_ count: Int, to output: ByteBuffer) {
         if randomUsed + count > randomPool.count {
             randomPool = Crypto.randomBytes(max(4096, count))
