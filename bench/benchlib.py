@@ -160,6 +160,14 @@ def latency_timeout(latency_ms, requests):
     return 60 + 3 * requests * (latency_ms + 30) / 1000.0
 
 
+def settle():
+    """Writes out to disk what earlier runs left dirty in the page cache
+    (sync(2)), outside any timed span. A tw-friends walk writes 140 MB, which
+    the kernel flushes seconds later, during whichever run comes next: that
+    run, contender or ceiling, then shares the machine with the writeback."""
+    os.sync()
+
+
 def run_measured(argv, stdin_path, stdout_path, stderr_path, env, timeout):
     """Runs argv; returns (exit status (or a string when it had to be killed),
     wall seconds, peak RSS in KiB or None, CPU seconds (user + system) or None,
@@ -170,6 +178,7 @@ def run_measured(argv, stdin_path, stdout_path, stderr_path, env, timeout):
     process would not do: Linux carries the pre-exec high-water mark (this
     interpreter's ~30 MiB) over exec into the child's ru_maxrss."""
     rss_path = stdout_path + ".rss"
+    settle()
     timed = os.access(TIME, os.X_OK)
     if timed:
         argv = [TIME, "-f", "%U %S %M", "-o", rss_path] + list(argv)

@@ -77,12 +77,13 @@ best_seconds() {
 
 # measure NAME COMMAND: time COMMAND (reads a data set, writes $out/NAME.out) and
 # check it wrote one successful envelope per record. Prints the best seconds,
-# or nothing when the contender failed.
+# or nothing when the contender failed. Each run starts after sync(1), so that
+# the writeback of the previous run's output (hundreds of MB) is not timed in it.
 measure() {
     name=$1
     command=$2
     echo "bench: timing $name ($runs runs)" >&2
-    if ! hyperfine --style none --runs "$runs" --export-json "$out/$name.json" \
+    if ! hyperfine --style none --runs "$runs" --prepare sync --export-json "$out/$name.json" \
         --command-name "$name" "$command" >>"$log" 2>&1; then
         echo "bench: $name failed; see bench/out/hyperfine.log" >&2
         return 0

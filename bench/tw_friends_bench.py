@@ -23,7 +23,7 @@ import time
 
 from benchlib import (RSS_GROWTH_MIB, Record, Verdicts, arg_parser, clean_env, count_envelopes, fail, fastest,
                       fmt, log_figures, measure, note, parse_args, print_header, print_problems, rss_mib,
-                      runs_line, setup, start_sandbox, tool_run, unchecked_oauth_header)
+                      runs_line, settle, setup, start_sandbox, tool_run, unchecked_oauth_header)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -153,6 +153,7 @@ def ceiling_walk(sb, api, limit):
 def ceiling_run(sb, args, api):
     """One run of the ceiling client over the whole walk."""
     phase = Phase("sandbox ceiling (trivial)", api)
+    settle()
     phase.seconds, phase.accounts, phase.kinds = ceiling_walk(sb, api, args.accounts)
     phase.failed = sum(phase.kinds.values())
     collect_sandbox(sb, phase)
