@@ -329,7 +329,7 @@ final class FriendsJob: Job {
                 let digits = range.lowerBound + 1
                 let end = range.upperBound - 1
                 if base[range.lowerBound] == 0x22, (1...19).contains(end - digits),
-                   JSONScan.digitsEnd(base, from: digits, count: end) == end {
+                   JSONScan.allDigits(base, from: digits, to: end) {
                     continue
                 }
                 guard base[range.lowerBound] == 0x22 else {

@@ -49,7 +49,7 @@ public struct Record {
     /// checked without a String made for it).
     public static func isID(_ text: UnsafeBufferPointer<UInt8>, digits: ClosedRange<Int> = 1...19) -> Bool {
         guard digits.contains(text.count), let base = text.baseAddress else { return false }
-        return JSONScan.digitsEnd(base, from: 0, count: text.count) == text.count
+        return JSONScan.allDigits(base, from: 0, to: text.count)
     }
 
     /// An id member: digits, given as a string or a non-negative integer (ids

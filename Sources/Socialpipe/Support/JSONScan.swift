@@ -46,16 +46,36 @@ public enum JSONScan {
         return count
     }
 
+    /// The bytes of `word` that are not ASCII digits, as bytes that are not
+    /// zero: a byte is a digit when its high nibble is 3 and adding 6 to its
+    /// low one carries nothing.
+    @inlinable @inline(__always)
+    static func nonDigits(_ word: UInt64) -> UInt64 {
+        (word & 0xF0F0_F0F0_F0F0_F0F0 ^ 0x3030_3030_3030_3030)
+            | ((word & 0x0F0F_0F0F_0F0F_0F0F) &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0
+    }
+
+    /// Whether the bytes from `index` up to `end` are all ASCII digits:
+    /// eight at a time, the last eight overlapping those before them rather
+    /// than read one by one (an id's 19 digits in three words).
+    @inlinable @inline(__always)
+    public static func allDigits(_ base: UnsafePointer<UInt8>, from index: Int, to end: Int) -> Bool {
+        guard end - index >= 8 else { return digitsEnd(base, from: index, count: end) == end }
+        var position = index
+        while position + 8 < end {
+            if nonDigits(UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)) != 0 { return false }
+            position += 8
+        }
+        return nonDigits(UnsafeRawPointer(base + end - 8).loadUnaligned(as: UInt64.self)) == 0
+    }
+
     /// The index of the first byte from `index` on that is not an ASCII
-    /// digit, or `count`: eight bytes at a time, each of which is a digit
-    /// when its high nibble is 3 and adding 6 to its low one carries nothing.
+    /// digit, or `count`, eight bytes at a time.
     @inlinable @inline(__always)
     public static func digitsEnd(_ base: UnsafePointer<UInt8>, from index: Int, count: Int) -> Int {
         var position = index
         while position + 8 <= count {
-            let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
-            let bad = (word & 0xF0F0_F0F0_F0F0_F0F0 ^ 0x3030_3030_3030_3030)
-                | ((word & 0x0F0F_0F0F_0F0F_0F0F) &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0
+            let bad = nonDigits(UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
             // The high bit of each byte of `bad` that is not zero.
             let found = (bad | ((bad & 0x7F7F_7F7F_7F7F_7F7F) &+ 0x7F7F_7F7F_7F7F_7F7F)) & 0x8080_8080_8080_8080
             if found != 0 { return position + found.trailingZeroBitCount / 8 }
