@@ -285,6 +285,12 @@ func base64(_ bytes: [UInt8]) -> String {
         #expect(problem(Array(#"["1","2","\x"]"#.utf8))?.offset == 10)
         #expect(problem(Array(#"["1","2","3"}"#.utf8))?.reason == "'}' where ',' or ']' should be")
         #expect(problem(Array(#"{"a":"1","b":["2","3"],"c":"4","d"}"#.utf8))?.reason == "'}' where ':' should be")
+        // Inside lists of accounts, read in a loop of their own.
+        #expect(problem(Array(#"[[{"a":"b"},{"c":}]]"#.utf8))?.offset == 17)
+        #expect(problem(Array(#"[[{"a":"b"},{"c":"d"}}]]"#.utf8))?.reason == "'}' where ',' or ']' should be")
+        #expect(problem(Array(#"[[{"a":"b"},{"#.utf8))?.reason == "the end of the text where a member's name (a string) should be")
+        #expect(problem(Array(#"[{"a":"b"},{"c":"d"},]"#.utf8))?.reason == "']' where a value should be")
+        #expect(problem(Array(#"{"a":{"b":"c"},{"d":"e"}}"#.utf8))?.reason == "'{' where a member's name (a string) should be")
     }
 
     @Test func knowsWhetherItsValuesCarryWhitespace() throws {
@@ -317,17 +323,24 @@ func base64(_ bytes: [UInt8]) -> String {
         }
     }
 
-    /// A list of strings written one after another (a v1.1 page of ids) is
-    /// read in a loop of its own: its elements, outlined or not, and at every
-    /// level, are found as those of any other list.
-    @Test func listsOfStringsAreReadAsAnyOther() throws {
+    /// A list of strings written one after another (a v1.1 page of ids), and
+    /// one of objects whose members are `"name":"value"` (a v2 page of
+    /// accounts), are read in loops of their own: their elements, outlined or
+    /// not, and at every level, are found as those of any other list.
+    @Test func listsOfStringsAndOfAccountsAreReadAsAnyOther() throws {
         let ids = (1...40).map { "\"\(100_000_000_000 + $0)\"" }
+        let users = (1...20).map { #"{"id":"\#($0)","name":"n \#($0)","username":"u\#($0)"}"# }
         let lists: [(parts: [String], separators: [String])] = [
             (ids, []),
             (Array(ids[..<20]) + [#""1\u0032""#, #""""#] + Array(ids[20...]), []),
             (ids, Array(repeating: ",", count: 9) + [" , "]),
             (Array(ids[..<5]) + ["7", #"{"a":"b"}"#, "[]"] + Array(ids[5...]), []),
             (["\"1\"", "\"2\""], []),
+            (users, []),
+            (Array(users[..<5]) + [#"{"id":"1","n":2}"#, "{}", #"{"a":{"b":"c"},"d":"e"}"#, #"{"e":"\u0066"}"#, #"{"f":"g" }"#]
+                + Array(users[5...]), []),
+            (users, Array(repeating: ",", count: 3) + [" ,", ", "]),
+            (Array(users[..<3]) + [#""x""#, "[]"] + Array(users[3...]), []),
         ]
         for (parts, separators) in lists {
             var list = parts[0]

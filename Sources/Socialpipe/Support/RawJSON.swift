@@ -304,6 +304,15 @@ private struct Checker {
                 names.1 = name
             }
         }
+        /// Notes the value at `depth`, which ends at `position`, in the outline when it notes that level.
+        func noteEnd(at position: Int) {
+            guard outlining && depth <= Outline.depth else { return }
+            if depth == 1 {
+                outline.add(valueStarts.0..<position, named: names.0, to: slots.0)
+            } else {
+                outline.add(valueStarts.1..<position, named: names.1, to: slots.1)
+            }
+        }
         var place = Place.value
         while true {
             switch place {
@@ -327,6 +336,18 @@ private struct Checker {
                         }
                     }
                     if pastValue {
+                        // An object that ends where the next of its list
+                        // begins, `},{"` (one account, then the next): the
+                        // next one's members are read at once, at the same depth.
+                        if depth >= 2 && objects >> UInt64(depth - 2) & 1 == 0 && i + 3 < count
+                            && base[i] == 0x7D && base[i + 1] == 0x2C && base[i + 2] == 0x7B && base[i + 3] == 0x22 {
+                            depth -= 1
+                            noteEnd(at: i + 1)
+                            begin(at: i + 2)
+                            depth += 1
+                            i += 3
+                            continue
+                        }
                         place = .end
                         continue
                     }
@@ -377,14 +398,15 @@ private struct Checker {
                     // is left to the general way, from where it stands.
                     if depth > 0 && objects >> UInt64(depth - 1) & 1 == 0 {
                         let noting = outlining && depth <= Outline.depth
+                        let slot = depth == 1 ? slots.0 : slots.1
                         var elementStart = opening
                         while i + 1 < count && base[i] == 0x2C && base[i + 1] == 0x22,
                               let next = plainStringEnd(at: i + 1, base) {
-                            if noting { outline.add(elementStart..<i, named: nil, to: depth == 1 ? slots.0 : slots.1) }
+                            if noting { outline.add(elementStart..<i, named: nil, to: slot) }
                             elementStart = i + 1
                             i = next
                         }
-                        if noting { begin(at: elementStart) }
+                        begin(at: elementStart)
                     }
                 case 0x74, 0x66, 0x6E:
                     index = i
@@ -407,13 +429,7 @@ private struct Checker {
                     self.spaced = spaced
                     return start..<end
                 }
-                if outlining && depth <= Outline.depth {
-                    if depth == 1 {
-                        outline.add(valueStarts.0..<i, named: names.0, to: slots.0)
-                    } else {
-                        outline.add(valueStarts.1..<i, named: names.1, to: slots.1)
-                    }
-                }
+                noteEnd(at: i)
                 i = skip(i, &spaced)
                 let isObject = objects >> UInt64(depth - 1) & 1 == 1
                 let close: UInt8 = isObject ? 0x7D : 0x5D
