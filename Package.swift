@@ -10,8 +10,8 @@ import PackageDescription
 // stand apart, needing nothing. The libraries are products so that the fuzz
 // package (Fuzz/) can build on them. The C libraries are reached through system-library
 // targets; CCurl's shim.h carries typed wrappers for curl's variadic calls,
-// CLinux's for the Linux calls glibc wraps in none (openat2) or a variadic one,
-// or declares in a header the Glibc module leaves out (getrandom).
+// CLinux's for the Linux calls Swift cannot reach through Glibc: openat2 (no
+// wrapper), getrandom (its header clashes with CCurl's module) and variadic ones.
 // The tools are single-threaded; dynamic exclusivity checks on class
 // properties cost more than the signing they guard. Cross-module optimisation
 // lets a tool's loop over a page's thousand accounts inline the core's small

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -43,10 +42,12 @@ static inline const void *sp_memmem(const void *haystack, size_t length, const v
     return memmem(haystack, length, needle, needleLength);
 }
 
-/* getrandom(2), Linux 3.17, declared in <sys/random.h>, which the Swift
-   Glibc module does not include: `length` bytes from the kernel's CSPRNG. */
-static inline ssize_t sp_getrandom(void *buffer, size_t length) {
-    return getrandom(buffer, length, 0);
+/* getrandom(2), Linux 3.17: `length` bytes from the kernel's CSPRNG. Made
+   through syscall(2): <sys/random.h> would bring in <sys/types.h> under
+   _GNU_SOURCE, whose fd_set then differs from the one CCurl's module sees,
+   and a clean build refuses the two modules together. */
+static inline long sp_getrandom(void *buffer, size_t length) {
+    return syscall(SYS_getrandom, buffer, length, 0U);
 }
 
 /* O_PATH is a GNU extension the Swift Glibc module may not show. */
