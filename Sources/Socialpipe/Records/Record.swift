@@ -38,23 +38,27 @@ public struct Record {
         return number
     }
 
+    /// How many digits an id of X or of the Graph API has (a 64-bit integer's at most).
+    @inlinable public static var idDigits: ClosedRange<Int> { 1...19 }
+
     /// Whether `text` is an id: only digits, as many as `digits` allows. Ids
     /// from records and from answers alike go into URLs and the output.
-    public static func isID<Text: StringProtocol>(_ text: Text, digits: ClosedRange<Int> = 1...19) -> Bool {
+    public static func isID<Text: StringProtocol>(_ text: Text, digits: ClosedRange<Int> = idDigits) -> Bool {
         var text = String(text)
         return text.withUTF8 { isID($0, digits: digits) }
     }
 
     /// The same of UTF-8 text read in place (an answer's thousand ids, each
     /// checked without a String made for it).
-    public static func isID(_ text: UnsafeBufferPointer<UInt8>, digits: ClosedRange<Int> = 1...19) -> Bool {
+    @inlinable @inline(__always)
+    public static func isID(_ text: UnsafeBufferPointer<UInt8>, digits: ClosedRange<Int> = idDigits) -> Bool {
         guard digits.contains(text.count), let base = text.baseAddress else { return false }
         return JSONScan.allDigits(base, from: 0, to: text.count)
     }
 
     /// An id member: digits, given as a string or a non-negative integer (ids
     /// are written as strings, since jq rounds integers above 2^53).
-    public func id(_ key: StaticString, digits: ClosedRange<Int> = 1...19) throws(RecordError) -> String? {
+    public func id(_ key: StaticString, digits: ClosedRange<Int> = Record.idDigits) throws(RecordError) -> String? {
         guard let value = fields[key], !value.isNull else { return nil }
         let text: String
         if let number = value.integer, number >= 0 {
