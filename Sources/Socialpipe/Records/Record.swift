@@ -38,7 +38,7 @@ public struct Record {
         return number
     }
 
-    /// How many digits an id of X or of the Graph API has (a 64-bit integer's at most).
+    /// How many digits an id has: a 64-bit integer's at most.
     @inlinable public static var idDigits: ClosedRange<Int> { 1...19 }
 
     /// Whether `text` is an id: only digits, as many as `digits` allows. Ids
