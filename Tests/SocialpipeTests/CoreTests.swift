@@ -342,19 +342,40 @@ func base64(_ bytes: [UInt8]) -> String {
             (users, Array(repeating: ",", count: 3) + [" ,", ", "]),
             (Array(users[..<3]) + [#""x""#, "[]"] + Array(users[3...]), []),
         ]
-        for (parts, separators) in lists {
-            var list = parts[0]
-            for (index, part) in parts.dropFirst().enumerated() {
-                list += (index < separators.count ? separators[index] : ",") + part
-            }
-            for (text, depth) in [("[\(list)]", 1), ("{\"ids\":[\(list)],\"next_cursor_str\":\"0\"}", 2), ("[[\(list)]]", 2), ("[[[\(list)]]]", 3)] {
-                let page = try #require(RawJSON(Array(text.utf8)), "\(text)")
-                var value = page.root
-                if text.hasPrefix("{") { value = try #require(page.member("ids", of: value)) }
-                for _ in 1..<depth where !text.hasPrefix("{") { value = try #require(page.elements(of: value).first) }
-                let found = page.elements(of: value).map { page.withText($0) { String(decoding: $0, as: UTF8.self) } }
-                #expect(found == parts, "\(text)")
-            }
+        for (parts, separators) in lists { try expectElements(parts, separators: separators) }
+    }
+
+    /// Lists long enough for the check to give their elements room several
+    /// times over, from elements of one length or of lengths that change
+    /// along the list, strings after other values, and a short list in a long text.
+    @Test func longListsAreReadWhole() throws {
+        let ids = (0..<20_000).map { "\"\(1_000_000_000_000_000 + $0 * 7919)\"" }
+        let growing = (0..<3_000).map { "\"\(String(repeating: "9", count: 1 + $0 / 200))\"" }
+        let alternating = (0..<2_000).flatMap { ["\($0)", "\"\($0)\""] }
+        try expectElements(ids)
+        try expectElements(Array(ids[..<5_000]))
+        try expectElements(growing)
+        try expectElements(Array(growing.reversed()))
+        try expectElements((0..<300).map { "\($0)" } + Array(ids[..<300]))
+        try expectElements(alternating)
+        try expectElements(["\"a\"", "\"b\"", "[" + ids.joined(separator: ",") + "]"])
+    }
+
+    /// Checks that the elements of `parts` written as a list (with
+    /// `separators`, else commas) are found as written: at the top level,
+    /// as a page's member, and one and two lists down.
+    private func expectElements(_ parts: [String], separators: [String] = []) throws {
+        var list = parts[0]
+        for (index, part) in parts.dropFirst().enumerated() {
+            list += (index < separators.count ? separators[index] : ",") + part
+        }
+        for (text, depth) in [("[\(list)]", 1), ("{\"ids\":[\(list)],\"next_cursor_str\":\"0\"}", 2), ("[[\(list)]]", 2), ("[[[\(list)]]]", 3)] {
+            let page = try #require(RawJSON(Array(text.utf8)), "\(text.prefix(200))")
+            var value = page.root
+            if text.hasPrefix("{") { value = try #require(page.member("ids", of: value)) }
+            for _ in 1..<depth where !text.hasPrefix("{") { value = try #require(page.elements(of: value).first) }
+            let found = page.elements(of: value).map { page.withText($0) { String(decoding: $0, as: UTF8.self) } }
+            #expect(found == parts, "\(text.prefix(200))")
         }
     }
 

@@ -129,6 +129,31 @@ private struct Outline {
         containers[slot].values.append(value)
     }
 
+    /// The values of the array at `slot`, moved out (no copy) for a loop to
+    /// append to; `putValues` moves them back.
+    mutating func takeValues(of slot: Int) -> [Range<Int>] {
+        var values: [Range<Int>] = []
+        swap(&values, &containers[slot].values)
+        return values
+    }
+
+    /// Puts back what `takeValues` moved out; room left mostly unused (the
+    /// list ended sooner than its length so far suggested) is given back.
+    mutating func putValues(_ values: consuming [Range<Int>], of slot: Int) {
+        var values = values
+        if values.capacity > 2 * values.count + 16 { values = Array(values[...]) }
+        containers[slot].values = values
+    }
+
+    /// The room for a list's values when its `count` fill what it has: for as
+    /// many as would fill the `left` bytes of the text at the length so far
+    /// (`read` bytes), rather than room doubled a dozen times over a page of
+    /// ids; at least doubled, at most eight times as many.
+    static func room(for count: Int, read: Int, left: Int) -> Int {
+        let fitting = count + left / max(1, read / max(1, count))
+        return max(16, 2 * count, min(fitting, 8 * count))
+    }
+
     /// The container that opens at `start`, when it was noted.
     func container(at start: Int) -> Container? {
         var low = 0
@@ -397,17 +422,25 @@ private struct Checker {
                     // another (a page of ids) are read in one loop; the last
                     // is left to the general way, from where it stands.
                     if depth > 0 && objects >> UInt64(depth - 1) & 1 == 0 {
-                        // The outline's slot is fixed for the loop, not found per
-                        // element as noteEnd(at:) would (a third more instructions).
-                        let noting = outlining && depth <= Outline.depth
+                        // The elements go to an array of the loop's own, moved out
+                        // of the outline and back rather than reached through it
+                        // per element, and given room as `Outline.room` says.
+                        let noting = outlining && depth <= Outline.depth && i + 1 < count && base[i] == 0x2C
                         let slot = depth == 1 ? slots.0 : slots.1
+                        var elements = noting ? outline.takeValues(of: slot) : []
                         var elementStart = opening
                         while i + 1 < count && base[i] == 0x2C && base[i + 1] == 0x22,
                               let next = plainStringEnd(at: i + 1, base) {
-                            if noting { outline.add(elementStart..<i, named: nil, to: slot) }
+                            if noting {
+                                if elements.count == elements.capacity {
+                                    elements.reserveCapacity(Outline.room(for: elements.count, read: i - opening, left: count - i))
+                                }
+                                elements.append(elementStart..<i)
+                            }
                             elementStart = i + 1
                             i = next
                         }
+                        if noting { outline.putValues(elements, of: slot) }
                         begin(at: elementStart)
                     }
                 case 0x74, 0x66, 0x6E:
