@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <malloc.h>
 #include <sys/prctl.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -48,6 +49,14 @@ static inline const void *sp_memmem(const void *haystack, size_t length, const v
    and a clean build refuses the two modules together. */
 static inline long sp_getrandom(void *buffer, size_t length) {
     return syscall(SYS_getrandom, buffer, length, 0U);
+}
+
+/* mallopt(3): allocations below `mmap_threshold` bytes come from the heap
+   rather than a mapping of their own, and the heap's top is given back to
+   the kernel only past `trim_threshold` free bytes. */
+static inline void sp_set_heap_thresholds(int mmap_threshold, int trim_threshold) {
+    mallopt(M_MMAP_THRESHOLD, mmap_threshold);
+    mallopt(M_TRIM_THRESHOLD, trim_threshold);
 }
 
 /* O_PATH is a GNU extension the Swift Glibc module may not show. */

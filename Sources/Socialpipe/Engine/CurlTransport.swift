@@ -1,4 +1,5 @@
 import CCurl
+import CLinux
 import Glibc
 
 /// One libcurl easy handle carrying one request; found again through CURLOPT_PRIVATE.
@@ -278,6 +279,9 @@ final class CurlTransport: Transport {
     private let userAgent: String
     private var transfers: [Int: HTTPTransfer] = [:]
 
+    /// Free bytes at the heap's top kept for the next answers rather than given back.
+    static let heapKept: Int32 = 4 << 20
+
     /// Fails when the tool was built without libcurl: the shim's references
     /// to it are weak (so that oauth-sign need not load it), and a tool that
     /// forgot to link it would otherwise crash at the first call.
@@ -285,6 +289,14 @@ final class CurlTransport: Transport {
         guard sp_curl_linked() != 0 else {
             throw .configuration("internal error: this tool was built without libcurl (link it in Package.swift)")
         }
+        // A page's answer, its outline and its lines are freed as the next
+        // page's arrive. glibc would give that room back to the kernel after
+        // each page (the heap's top trimmed past 128 KiB free, an answer past
+        // 128 KiB mapped and unmapped) and fault it in again for the next:
+        // two brk calls a page, and a thousand page faults over 200 pages. The
+        // heap keeps it instead, up to a few pages' worth; an answer as large
+        // as any accepted still comes from it.
+        sp_set_heap_thresholds(Int32(HTTPTransfer.maximumBody), Self.heapKept)
         sp_global_init(Int(CURL_GLOBAL_DEFAULT))
         guard let multi = sp_multi_init() else {
             sp_global_cleanup()
