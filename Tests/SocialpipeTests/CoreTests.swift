@@ -421,6 +421,26 @@ func base64(_ bytes: [UInt8]) -> String {
         #expect(Record.isID("1234567890123456789") && !Record.isID("12345678901234567890"))
         #expect(Record.isID("42", digits: 3...5) == false)
     }
+
+    /// Every byte at every position of runs of digits of every length up to
+    /// 40, read from a place inside a larger text: the three overlapping
+    /// words of up to 24 bytes and the word-by-word walk past them.
+    @Test func allDigitsReadsEveryByteOfItsRange() {
+        for length in 0...40 {
+            let text = [UInt8](repeating: 0x41, count: 9) + (0..<length).map { UInt8(0x30 + ($0 * 3) % 10) } + [UInt8](repeating: 0x41, count: 9)
+            func check(_ text: [UInt8]) -> Bool {
+                text.withUnsafeBufferPointer { JSONScan.allDigits($0.baseAddress!, from: 9, to: 9 + length) }
+            }
+            #expect(check(text), "\(length) digits")
+            for position in 9..<(9 + length) {
+                for byte in UInt8.min...UInt8.max where !(0x30...0x39).contains(byte) {
+                    var changed = text
+                    changed[position] = byte
+                    if check(changed) { Issue.record("byte \(byte) at \(position - 9) of \(length)") }
+                }
+            }
+        }
+    }
 }
 
 @Suite struct RedactionTests {

@@ -55,18 +55,24 @@ public enum JSONScan {
             | ((word & 0x0F0F_0F0F_0F0F_0F0F) &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0
     }
 
-    /// Whether the bytes from `index` up to `end` are all ASCII digits:
-    /// eight at a time, the last eight overlapping those before them rather
-    /// than read one by one (an id's 19 digits in three words).
+    /// Whether the bytes from `index` up to `end` are all ASCII digits,
+    /// eight at a time: up to 24 bytes (an id's 19 digits) in three words
+    /// read at once, the first, the last and one between overlapping both;
+    /// past that, word by word, the last overlapping those before it.
     @inlinable @inline(__always)
     public static func allDigits(_ base: UnsafePointer<UInt8>, from index: Int, to end: Int) -> Bool {
-        guard end - index >= 8 else { return digitsEnd(base, from: index, count: end) == end }
+        let length = end - index
+        guard length >= 8 else { return digitsEnd(base, from: index, count: end) == end }
+        func word(_ position: Int) -> UInt64 { UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self) }
+        if length <= 24 {
+            return nonDigits(word(index)) | nonDigits(word(index + (length - 8) / 2)) | nonDigits(word(end - 8)) == 0
+        }
         var position = index
         while position + 8 < end {
-            if nonDigits(UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)) != 0 { return false }
+            if nonDigits(word(position)) != 0 { return false }
             position += 8
         }
-        return nonDigits(UnsafeRawPointer(base + end - 8).loadUnaligned(as: UInt64.self)) == 0
+        return nonDigits(word(end - 8)) == 0
     }
 
     /// The index of the first byte from `index` on that is not an ASCII
