@@ -60,16 +60,17 @@ public struct XAuthorizer: RequestAuthorizer {
             let url: RequestURL
             do { url = try RequestURL(request.url) } catch { throw .input(error.message) }
             // RFC 5849 §3.4.1.3: a form body's parameters are signed; a JSON body is not.
-            let isForm = request.headers.contains { $0.lowercased().hasPrefix("content-type: application/x-www-form-urlencoded") }
+            let isForm = request.body != nil
+                && request.headers.contains { $0.lowercased().hasPrefix("content-type: application/x-www-form-urlencoded") }
             let signing = OAuth1Request(method: request.method, url: url,
                                         bodyParameters: isForm ? PercentEncoding.formPairs(request.body ?? []) : [],
                                         nonce: OAuth1.makeNonce(crypto), timestamp: String(Int(Clock.wall())))
             let oauth = OAuth1Credentials(consumerKey: consumerKey, consumerSecret: consumerSecret,
                                           token: token, tokenSecret: tokenSecret)
-            guard let signature = OAuth1.sign(signing, credentials: oauth, crypto: crypto) else {
+            guard let authorization = OAuth1.authorization(signing, credentials: oauth, crypto: crypto) else {
                 throw RecordError(.auth, "could not sign the request")
             }
-            request.headers.insert("Authorization: " + signature.authorization, at: 0)
+            request.headers.insert("Authorization: " + authorization, at: 0)
             return
         }
         if let session {

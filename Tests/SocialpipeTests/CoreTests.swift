@@ -75,6 +75,11 @@ import TestSupport
         #expect(signature.signature == "Ls93hJiZbQ3akF3HF3x1Bz8/zU4=")
         #expect(signature.authorization.hasPrefix("OAuth oauth_consumer_key=\"xvz1evFS4wEEPTGEFPHBog\", oauth_nonce="))
         #expect(signature.authorization.contains("oauth_signature=\"Ls93hJiZbQ3akF3HF3x1Bz8%2FzU4%3D\""))
+        // The header alone, as a request about to be sent takes it.
+        #expect(OAuth1.authorization(request, credentials: credentials, crypto: Crypto()) == signature.authorization)
+        request.realm = "Example"
+        #expect(OAuth1.authorization(request, credentials: credentials, crypto: Crypto())
+            == OAuth1.sign(request, credentials: credentials, crypto: Crypto())?.authorization)
     }
 
     @Test func plaintextSignatureIsTheEncodedKey() throws {
@@ -108,6 +113,8 @@ import TestSupport
         #expect(signature.authorization.contains("oauth_signature=\"%2B%2F8A\""))
         #expect(OAuth1.sign(request, credentials: credentials, crypto: Crypto()) == nil)
         #expect(OAuth1.sign(request, credentials: credentials, crypto: Crypto(), rsaKey: RecordingKey(answer: nil)) == nil)
+        #expect(OAuth1.authorization(request, credentials: credentials, crypto: Crypto(), rsaKey: key) == signature.authorization)
+        #expect(OAuth1.authorization(request, credentials: credentials, crypto: Crypto(), rsaKey: RecordingKey(answer: nil)) == nil)
     }
 }
 

@@ -85,6 +85,29 @@ public enum OAuth1 {
     /// when RSA signing fails.
     public static func sign(_ request: OAuth1Request, credentials: OAuth1Credentials,
                             crypto: Crypto, rsaKey: (any RSASHA1Key)? = nil) -> OAuth1Signature? {
+        guard let signer = signer(request, credentials: credentials, crypto: crypto, rsaKey: rsaKey) else { return nil }
+        var parameters: [(name: String, value: String)] = []
+        signer.forEachParameter { name, value in
+            parameters.append((name.description, String(decoding: value, as: UTF8.self)))
+        }
+        let signature = signer.value(.signature).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        return OAuth1Signature(baseString: signer.baseString.array, signature: signature,
+                               protocolParameters: parameters,
+                               authorization: String(decoding: signer.authorization.bytes, as: UTF8.self))
+    }
+
+    /// The `Authorization` header value of `request` signed, and nothing
+    /// else of the signature: what a request about to be sent needs,
+    /// without the base string and parameters `sign` copies out.
+    public static func authorization(_ request: OAuth1Request, credentials: OAuth1Credentials,
+                                     crypto: Crypto, rsaKey: (any RSASHA1Key)? = nil) -> String? {
+        signer(request, credentials: credentials, crypto: crypto, rsaKey: rsaKey)
+            .map { String(decoding: $0.authorization.bytes, as: UTF8.self) }
+    }
+
+    /// A signer that has signed `request`; nil when RSA signing fails.
+    private static func signer(_ request: OAuth1Request, credentials: OAuth1Credentials,
+                               crypto: Crypto, rsaKey: (any RSASHA1Key)?) -> OAuth1Signer? {
         let signer = OAuth1Signer(crypto: crypto)
         signer.begin()
         request.addParameters(to: signer)
@@ -116,15 +139,7 @@ public enum OAuth1 {
                 }
             }
         }
-        guard signed else { return nil }
-        var parameters: [(name: String, value: String)] = []
-        signer.forEachParameter { name, value in
-            parameters.append((name.description, String(decoding: value, as: UTF8.self)))
-        }
-        let signature = signer.value(.signature).map { String(decoding: $0, as: UTF8.self) } ?? ""
-        return OAuth1Signature(baseString: signer.baseString.array, signature: signature,
-                               protocolParameters: parameters,
-                               authorization: String(decoding: signer.authorization.bytes, as: UTF8.self))
+        return signed ? signer : nil
     }
 }
 
