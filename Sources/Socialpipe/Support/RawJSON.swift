@@ -148,10 +148,11 @@ private struct Outline {
     /// The room for a list's values when its `count` fill what it has: for as
     /// many as would fill the `left` bytes of the text at the length so far
     /// (`read` bytes), rather than room doubled a dozen times over a page of
-    /// ids; at least doubled, at most eight times as many.
+    /// ids; at least doubled, and beyond that at most eight times as many
+    /// and 1 MiB of ranges more.
     static func room(for count: Int, read: Int, left: Int) -> Int {
         let fitting = count + left / max(1, read / max(1, count))
-        return max(16, 2 * count, min(fitting, 8 * count))
+        return max(16, 2 * count, min(fitting, 8 * count, count + 1 << 16))
     }
 
     /// The container that opens at `start`, when it was noted.
