@@ -11,7 +11,8 @@ import PackageDescription
 // package (Fuzz/) can build on them. The C libraries are reached through system-library
 // targets; CCurl's shim.h carries typed wrappers for curl's variadic calls,
 // CLinux's for the Linux calls Swift cannot reach through Glibc: openat2 (no
-// wrapper), getrandom (its header clashes with CCurl's module) and variadic ones.
+// wrapper), getrandom (its header clashes with CCurl's module) and variadic ones,
+// and the byte scans of JSON text in SSE2 (sixteen bytes to a compare).
 // The tools are single-threaded; dynamic exclusivity checks on class
 // properties cost more than the signing they guard. Cross-module optimisation
 // lets a tool's loop over a page's thousand accounts inline the core's small
@@ -47,7 +48,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CJansson", pkgConfig: "jansson",
                        providers: [.apt(["libjansson-dev"])]),
-        // Linux calls glibc has no typed wrapper for (openat2, prctl).
+        // Linux calls glibc has no typed wrapper for (openat2, prctl), and SSE2 byte scans.
         .systemLibrary(name: "CLinux"),
         .target(name: "Socialpipe", dependencies: ["CCurl", "COpenSSL", "CJansson", "CLinux"], swiftSettings: fastSettings),
         .target(name: "SocialpipeX", dependencies: ["Socialpipe"], swiftSettings: fastSettings),

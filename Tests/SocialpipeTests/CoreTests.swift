@@ -238,6 +238,29 @@ func base64(_ bytes: [UInt8]) -> String {
         #expect(RawJSON([0x22, 0xFF, 0x22]) == nil)
     }
 
+    /// UTF-8 is checked in the strings themselves: a bad sequence is refused
+    /// in every place a string is read (a member's name or value at each level,
+    /// a list of strings, the whole text), and good ones beyond ASCII pass.
+    @Test func stringsMustBeUTF8WhereverTheyStand() {
+        let places = [#"{"data":[{"id":"1","name":"S"}],"meta":{"n":"x"}}"#, #"{"data":[{"id":"1","S":"x"}]}"#,
+                      #"{"ids":["1","S","3"],"next":"0"}"#, #"{"ids":["S","1"]}"#, #"{"ids":["1","S"]}"#, #"{"S":1}"#,
+                      #"{"data":[{"id":"1"},{"id":"2","a":{"b":"S"}}]}"#, #""S""#, #"["S"]"#]
+        let bad: [[UInt8]] = [[0xFF], [0xC3], [0xC3, 0x28], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
+                              [0xE2, 0x82], Array("sixteen bytes ok".utf8) + [0x80]]
+        let good: [[UInt8]] = [Array("Zoë".utf8), Array("名前".utf8), Array("🙂 and more than sixteen bytes".utf8), [0x7F]]
+        for place in places {
+            let parts = place.split(separator: "S", omittingEmptySubsequences: false).map { Array($0.utf8) }
+            for sequence in bad {
+                let text = parts[0] + Array("ab".utf8) + sequence + Array("cd".utf8) + parts[1]
+                #expect(RawJSON(text) == nil, "\(place) with \(sequence)")
+            }
+            for sequence in good {
+                let text = parts[0] + sequence + parts[1]
+                #expect(RawJSON(text) != nil, "\(place) with \(sequence)")
+            }
+        }
+    }
+
     /// What jansson alone let through, and jq refuses.
     @Test func refusesWhatJqCannotRead() {
         let bad: [[UInt8]] = [Array(#"{"n":280"#.utf8) + [0] + Array("}".utf8), Array(#"{"a":1}"#.utf8) + [0],

@@ -26,6 +26,40 @@ private func scanning<Result>(_ text: String, _ body: (UnsafePointer<UInt8>, Int
         #expect(scanning("élan vital, naïve") { JSONScan.nextEscape($0, from: 0, count: $1) } == "élan vital, naïve".utf8.count)
     }
 
+    /// Every byte value at every place of texts longer and shorter than the
+    /// sixteen bytes read at once, from several starts, with either quote and
+    /// with or without stopping at bytes beyond ASCII: the first byte the
+    /// search is for, by the byte-by-byte definition, and none past `count`.
+    @Test func theEscapeSearchFindsEveryByteAtEveryPlace() {
+        var mismatches: [String] = []
+        for quote: UInt8 in [0x22, 0x27] {
+            for nonASCII in [false, true] {
+                let sought: (UInt8) -> Bool = { $0 < 0x20 || $0 == quote || $0 == 0x5C || (nonASCII && $0 >= 0x80) }
+                for length in [1, 7, 15, 16, 17, 31, 32, 33, 40] {
+                    for place in 0..<length {
+                        for byte in 0...255 {
+                            // Plain text around the byte, and a quote just past `count` that must not be seen.
+                            var text = [UInt8](repeating: 0x61, count: length + 16)
+                            text[place] = UInt8(byte)
+                            text[length] = quote
+                            for start in Set([0, 1, place, min(place + 1, length)]) {
+                                let found = text.withUnsafeBufferPointer {
+                                    JSONScan.nextEscape($0.baseAddress!, from: start, count: length, quote: quote, nonASCII: nonASCII)
+                                }
+                                let wanted = text[start..<length].firstIndex(where: sought) ?? length
+                                if found != wanted {
+                                    mismatches.append("quote \(quote) nonASCII \(nonASCII) length \(length) byte \(byte) at \(place) "
+                                        + "from \(start): \(found), not \(wanted)")
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+    }
+
     @Test func aValueEndsWhereTheGrammarSays() {
         // (text, start, end)
         let table: [(String, Int, Int)] = [

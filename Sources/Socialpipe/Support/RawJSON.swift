@@ -17,8 +17,9 @@ public struct RawJSON {
     public init?(_ bytes: [UInt8]) {
         self.bytes = bytes
         let checked = bytes.withUnsafeBufferPointer { text -> (Range<Int>, Outline, Bool)? in
-            // One pass over the whole text spares the check a call per string.
-            var checker = Checker(text, knownUTF8: UTF8Validation.firstInvalidOffset(text) == nil, outlining: true)
+            // No pass of its own for UTF-8: a string of ASCII is read in one
+            // scan, one with other bytes the general way, checked as it goes.
+            var checker = Checker(text, knownUTF8: false, outlining: true)
             guard let root = checker.document() else { return nil }
             return (root, checker.outline, !checker.spaced)
         }
@@ -489,11 +490,11 @@ private struct Checker {
     }
 
     /// Just past the string whose opening quote is at `position` when it has
-    /// no escapes and the text is known to be UTF-8, else nil.
+    /// no escapes, and no byte beyond ASCII unless the text is known to be UTF-8; else nil.
     @inline(__always)
     func plainStringEnd(at position: Int, _ base: UnsafePointer<UInt8>) -> Int? {
-        let end = JSONScan.nextEscape(base, from: position + 1, count: bytes.count)
-        return knownUTF8 && end < bytes.count && base[end] == 0x22 ? end + 1 : nil
+        let end = JSONScan.nextEscape(base, from: position + 1, count: bytes.count, nonASCII: !knownUTF8)
+        return end < bytes.count && base[end] == 0x22 ? end + 1 : nil
     }
 
     /// Just past the string whose opening quote is at `position`, or nil on a
