@@ -88,6 +88,32 @@ static inline long sp_next_escape(const unsigned char *base, long index, long co
     return count;
 }
 
+/* The 64 bytes at `base` as bits, bit i set where base[i] is below 0x20, a
+   quote, a backslash or, when `non_ascii` is not 0, 0x80 and above: the
+   bytes where a run of plain string stops. */
+static inline unsigned long long sp_stop_bits64(const unsigned char *base, int non_ascii) {
+    unsigned long long bits = 0;
+#if defined(__SSE2__)
+    typedef unsigned char sp_bytes16 __attribute__((vector_size(16), aligned(1)));
+    typedef char sp_mask16 __attribute__((vector_size(16)));
+    const sp_bytes16 quotes = (sp_bytes16){0} + 0x22;
+    const sp_bytes16 backslashes = (sp_bytes16){0} + 0x5C;
+    const sp_bytes16 space = (sp_bytes16){0} + 0x20;
+    for (int part = 0; part < 4; part++) {
+        sp_bytes16 bytes = *(const sp_bytes16 *)(base + 16 * part);
+        unsigned found = (unsigned)__builtin_ia32_pmovmskb128((sp_mask16)((bytes == quotes) | (bytes == backslashes) | (bytes < space)));
+        if (non_ascii) found |= (unsigned)__builtin_ia32_pmovmskb128((sp_mask16)bytes);
+        bits |= (unsigned long long)found << (16 * part);
+    }
+#else
+    for (int i = 0; i < 64; i++) {
+        unsigned char byte = base[i];
+        if (byte < 0x20 || byte == 0x22 || byte == 0x5C || (non_ascii && byte >= 0x80)) bits |= 1ULL << i;
+    }
+#endif
+    return bits;
+}
+
 /* O_PATH is a GNU extension the Swift Glibc module may not show. */
 static const int sp_O_PATH = O_PATH;
 #endif

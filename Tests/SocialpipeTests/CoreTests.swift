@@ -261,6 +261,36 @@ func base64(_ bytes: [UInt8]) -> String {
         }
     }
 
+    /// A long text (an answer's page) has its strings' ends found ahead, 64
+    /// bytes to a word: whatever a string holds and wherever it falls against
+    /// those words, the page reads as one of a line's length would, and its
+    /// members are where they are.
+    @Test func longTextsReadAsShortOnesWhereverAStringFalls() throws {
+        let inner: [[UInt8]] = [Array("plain".utf8), Array(#"a\"b"#.utf8), Array(#"\\"#.utf8), Array(#"\u0041"#.utf8),
+                                Array("Zoë 🙂".utf8), [0xFF], [0xC3], [0xED, 0xA0, 0x80], [0x01], [0x1F], [0x7F],
+                                Array(#"x\"#.utf8), Array(#"\q"#.utf8)]
+        for shift in 0..<130 {
+            for text in inner {
+                let pad = [UInt8](repeating: 0x61, count: 4096 + shift)
+                let page = Array(#"{"pad":""#.utf8) + pad + Array(#"","data":[{"id":"1","name":""#.utf8) + text
+                    + Array(#""},{"id":"2","name":"b"}],"ids":["1",""#.utf8) + text + Array(#"","3"],"meta":{"next":"x"}}"#.utf8)
+                let scanned = page.withUnsafeBufferPointer { JSONValidation.check($0) }
+                guard case .success = scanned else {
+                    #expect(RawJSON(page) == nil, "shift \(shift) \(text)")
+                    continue
+                }
+                let read = try #require(RawJSON(page), "shift \(shift) \(text)")
+                let data = try #require(read.member("data", of: read.root))
+                #expect(read.elements(of: data).count == 2)
+                let ids = try #require(read.member("ids", of: read.root))
+                #expect(read.elements(of: ids).map { read.withText($0) { Array($0) } }
+                        == [Array(#""1""#.utf8), [0x22] + text + [0x22], Array(#""3""#.utf8)])
+                let meta = try #require(read.member("meta", of: read.root))
+                #expect(read.member("next", of: meta).map { read.string($0) } == "x")
+            }
+        }
+    }
+
     /// What jansson alone let through, and jq refuses.
     @Test func refusesWhatJqCannotRead() {
         let bad: [[UInt8]] = [Array(#"{"n":280"#.utf8) + [0] + Array("}".utf8), Array(#"{"a":1}"#.utf8) + [0],

@@ -1,3 +1,5 @@
+import CLinux
+
 /// A JSON text checked once and then read in place, without building a
 /// value per member: for large answers (a page of a thousand accounts),
 /// where jansson's parse costs more than everything else a tool does with
@@ -249,6 +251,65 @@ public enum JSONValidation {
     }
 }
 
+/// Where the plain runs of a text's strings stop: one bit per byte, set at
+/// `"`, `\`, a control character and (unless the text is known to be UTF-8)
+/// a byte beyond ASCII, made 64 bytes at a time before the walk. Finding a
+/// string's end is then a look at a word the walk mostly holds already,
+/// where a scan of the bytes makes each string wait on the one before.
+/// Not made for short texts (a record's line): they are scanned.
+private struct StopBits {
+    private let text: UnsafeBufferPointer<UInt8>
+    private let nonASCII: Bool
+    private var words: [UInt64] = []
+    /// The word last looked at, and its index.
+    private var held = -1
+    private var word: UInt64 = 0
+
+    init(_ text: UnsafeBufferPointer<UInt8>, nonASCII: Bool, made: Bool) {
+        self.text = text
+        self.nonASCII = nonASCII
+        let count = text.count
+        guard made, let base = text.baseAddress else { return }
+        words = [UInt64](unsafeUninitializedCapacity: (count + 63) / 64) { words, filled in
+            let whole = count / 64
+            for index in 0..<whole { words[index] = sp_stop_bits64(base + index * 64, nonASCII ? 1 : 0) }
+            filled = whole
+            guard whole * 64 < count else { return }
+            var bits: UInt64 = 0
+            for position in (whole * 64)..<count {
+                let byte = base[position]
+                if byte < 0x20 || byte == 0x22 || byte == 0x5C || (nonASCII && byte >= 0x80) { bits |= 1 << UInt64(position & 63) }
+            }
+            words[whole] = bits
+            filled = whole + 1
+        }
+    }
+
+    /// The first stop from `position` (at most the text's length) on, or the text's length.
+    @inline(__always)
+    mutating func next(from position: Int) -> Int {
+        guard !words.isEmpty else {
+            guard let base = text.baseAddress else { return position }
+            return JSONScan.nextEscape(base, from: position, count: text.count, nonASCII: nonASCII)
+        }
+        var index = position >> 6
+        guard index < words.count else { return text.count }
+        if index != held {
+            held = index
+            word = words[index]
+        }
+        var bits = word & (~0 << UInt64(position & 63))
+        while bits == 0 {
+            index += 1
+            guard index < words.count else { return text.count }
+            held = index
+            word = words[index]
+            bits = word
+        }
+        return index << 6 + bits.trailingZeroBitCount
+    }
+}
+
 /// A walk of the grammar, one value after another with the open
 /// containers counted rather than recursed into (a page of a thousand
 /// accounts is checked before the next page is asked for: the walk is on
@@ -259,6 +320,7 @@ private struct Checker {
     /// Whether to note the outer levels in `outline`.
     let outlining: Bool
     var outline = Outline()
+    var stops: StopBits
     /// Whether whitespace was met between the tokens of the value.
     var spaced = false
     var index = 0
@@ -268,7 +330,11 @@ private struct Checker {
         self.bytes = bytes
         self.knownUTF8 = knownUTF8
         self.outlining = outlining
+        stops = StopBits(bytes, nonASCII: !knownUTF8, made: outlining && bytes.count >= Self.stopBitsFrom)
     }
+
+    /// The length from which a text's stops are found ahead (an answer's page, not a record's line).
+    static let stopBitsFrom = 4096
 
     /// Records the problem at `offset` and answers false, for `guard … else { return fail(…) }`.
     mutating func fail(_ reason: String, at offset: Int? = nil) -> Bool {
@@ -492,8 +558,8 @@ private struct Checker {
     /// Just past the string whose opening quote is at `position` when it has
     /// no escapes, and no byte beyond ASCII unless the text is known to be UTF-8; else nil.
     @inline(__always)
-    func plainStringEnd(at position: Int, _ base: UnsafePointer<UInt8>) -> Int? {
-        let end = JSONScan.nextEscape(base, from: position + 1, count: bytes.count, nonASCII: !knownUTF8)
+    mutating func plainStringEnd(at position: Int, _ base: UnsafePointer<UInt8>) -> Int? {
+        let end = stops.next(from: position + 1)
         return end < bytes.count && base[end] == 0x22 ? end + 1 : nil
     }
 
