@@ -88,6 +88,25 @@ static inline long sp_next_escape(const unsigned char *base, long index, long co
     return count;
 }
 
+/* The index of the first byte of base[index..<count] that is not an ASCII
+   digit, or `count`: sixteen bytes at a time with SSE2, then one by one. */
+static inline long sp_digits_end(const unsigned char *base, long index, long count) {
+#if defined(__SSE2__)
+    typedef unsigned char sp_bytes16 __attribute__((vector_size(16), aligned(1)));
+    typedef char sp_mask16 __attribute__((vector_size(16)));
+    const sp_bytes16 zeros = (sp_bytes16){0} + 0x30;
+    const sp_bytes16 nines = (sp_bytes16){0} + 0x39;
+    while (index + 16 <= count) {
+        sp_bytes16 bytes = *(const sp_bytes16 *)(base + index);
+        int bits = __builtin_ia32_pmovmskb128((sp_mask16)((bytes < zeros) | (bytes > nines)));
+        if (bits != 0) return index + __builtin_ctz((unsigned)bits);
+        index += 16;
+    }
+#endif
+    while (index < count && (unsigned char)(base[index] - 0x30) <= 9) index += 1;
+    return index;
+}
+
 /* The 64 bytes at `base` as bits, bit i set where base[i] is below 0x20, a
    quote, a backslash or, when `non_ascii` is not 0, 0x80 and above: the
    bytes where a run of plain string stops. */

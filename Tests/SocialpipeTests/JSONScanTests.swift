@@ -60,6 +60,28 @@ private func scanning<Result>(_ text: String, _ body: (UnsafePointer<UInt8>, Int
         #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
     }
 
+    /// Every byte value at every place of runs of digits longer and shorter
+    /// than the sixteen bytes read at once: the first that is not a digit,
+    /// by the byte-by-byte definition, and none past `count`.
+    @Test func theDigitsEndAtTheFirstOtherByte() {
+        var mismatches: [String] = []
+        for length in [1, 7, 8, 15, 16, 17, 19, 31, 32, 33, 40] {
+            for place in 0..<length {
+                for byte in 0...255 {
+                    // Digits around the byte, and a digit past `count` that must not be counted.
+                    var text = [UInt8](repeating: 0x37, count: length + 16)
+                    text[place] = UInt8(byte)
+                    for start in Set([0, 1, place, min(place + 1, length)]) {
+                        let found = text.withUnsafeBufferPointer { JSONScan.digitsEnd($0.baseAddress!, from: start, count: length) }
+                        let wanted = text[start..<length].firstIndex { !(0x30...0x39).contains($0) } ?? length
+                        if found != wanted { mismatches.append("length \(length) byte \(byte) at \(place) from \(start): \(found), not \(wanted)") }
+                    }
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+    }
+
     @Test func aValueEndsWhereTheGrammarSays() {
         // (text, start, end)
         let table: [(String, Int, Int)] = [

@@ -61,19 +61,10 @@ public enum JSONScan {
     }
 
     /// The index of the first byte from `index` on that is not an ASCII
-    /// digit, or `count`, eight bytes at a time.
+    /// digit, or `count`; sixteen bytes at a time (CLinux's sp_digits_end).
     @inlinable @inline(__always)
     public static func digitsEnd(_ base: UnsafePointer<UInt8>, from index: Int, count: Int) -> Int {
-        var position = index
-        while position + 8 <= count {
-            let bad = nonDigits(UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
-            // The high bit of each byte of `bad` that is not zero.
-            let found = (bad | ((bad & 0x7F7F_7F7F_7F7F_7F7F) &+ 0x7F7F_7F7F_7F7F_7F7F)) & 0x8080_8080_8080_8080
-            if found != 0 { return position + found.trailingZeroBitCount / 8 }
-            position += 8
-        }
-        while position < count && base[position] &- 0x30 <= 9 { position += 1 }
-        return position
+        sp_digits_end(base, index, count)
     }
 
     /// The index just past the `quote` that closes a string whose contents
