@@ -107,6 +107,46 @@ static inline long sp_digits_end(const unsigned char *base, long index, long cou
     return index;
 }
 
+/* Whether every byte of base[index..<end] is an ASCII digit (an empty run
+   is): sixteen bytes to a compare with SSE2, the last sixteen overlapping
+   those before; a run of eight to fifteen in two overlapping words of eight,
+   a shorter one byte by byte. Reads nothing outside the run. */
+static inline int sp_all_digits(const unsigned char *base, long index, long end) {
+    long length = end - index;
+#if defined(__SSE2__)
+    if (length >= 16) {
+        typedef unsigned char sp_bytes16 __attribute__((vector_size(16), aligned(1)));
+        typedef char sp_mask16 __attribute__((vector_size(16)));
+        const sp_bytes16 zeros = (sp_bytes16){0} + 0x30;
+        const sp_bytes16 nines = (sp_bytes16){0} + 0x39;
+        int bad = 0;
+        for (long position = index; position + 16 < end; position += 16) {
+            sp_bytes16 bytes = *(const sp_bytes16 *)(base + position);
+            bad |= __builtin_ia32_pmovmskb128((sp_mask16)((bytes < zeros) | (bytes > nines)));
+        }
+        sp_bytes16 last = *(const sp_bytes16 *)(base + end - 16);
+        bad |= __builtin_ia32_pmovmskb128((sp_mask16)((last < zeros) | (last > nines)));
+        return bad == 0;
+    }
+#endif
+    if (length >= 8) {
+        /* A byte is a digit when its high nibble is 3 and adding 6 to its low one carries nothing. */
+        unsigned long long words[2];
+        __builtin_memcpy(&words[0], base + index, 8);
+        __builtin_memcpy(&words[1], base + end - 8, 8);
+        unsigned long long bad = 0;
+        for (int k = 0; k < 2; k++) {
+            bad |= ((words[k] & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL)
+                 | (((words[k] & 0x0F0F0F0F0F0F0F0FULL) + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL);
+        }
+        return bad == 0;
+    }
+    for (; index < end; index++) {
+        if ((unsigned char)(base[index] - 0x30) > 9) return 0;
+    }
+    return 1;
+}
+
 /* The 64 bytes at `base` as bits, bit i set where base[i] is below 0x20, a
    quote, a backslash or, when `non_ascii` is not 0, 0x80 and above: the
    bytes where a run of plain string stops. */

@@ -31,33 +31,11 @@ public enum JSONScan {
         sp_next_escape(base, index, count, quote, nonASCII ? 1 : 0)
     }
 
-    /// The bytes of `word` that are not ASCII digits, as bytes that are not
-    /// zero: a byte is a digit when its high nibble is 3 and adding 6 to its
-    /// low one carries nothing.
-    @inlinable @inline(__always)
-    static func nonDigits(_ word: UInt64) -> UInt64 {
-        (word & 0xF0F0_F0F0_F0F0_F0F0 ^ 0x3030_3030_3030_3030)
-            | ((word & 0x0F0F_0F0F_0F0F_0F0F) &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0
-    }
-
-    /// Whether the bytes from `index` up to `end` are all ASCII digits,
-    /// eight at a time: up to 24 bytes (an id's 19 digits) in three words
-    /// read at once, the first, the last and one between overlapping both;
-    /// past that, word by word, the last overlapping those before it.
+    /// Whether the bytes from `index` up to `end` are all ASCII digits (an
+    /// id's 19 in two overlapping compares of sixteen; CLinux's sp_all_digits).
     @inlinable @inline(__always)
     public static func allDigits(_ base: UnsafePointer<UInt8>, from index: Int, to end: Int) -> Bool {
-        let length = end - index
-        guard length >= 8 else { return digitsEnd(base, from: index, count: end) == end }
-        func word(_ position: Int) -> UInt64 { UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self) }
-        if length <= 24 {
-            return nonDigits(word(index)) | nonDigits(word(index + (length - 8) / 2)) | nonDigits(word(end - 8)) == 0
-        }
-        var position = index
-        while position + 8 < end {
-            if nonDigits(word(position)) != 0 { return false }
-            position += 8
-        }
-        return nonDigits(word(end - 8)) == 0
+        sp_all_digits(base, index, end) != 0
     }
 
     /// The index of the first byte from `index` on that is not an ASCII
