@@ -1176,6 +1176,11 @@ BAD_V11_PAGES = {
     "a negative id": {"ids": [-12], "next_cursor_str": "0"},
     "ids an object": {"ids": {"12": 1}, "next_cursor_str": "0"},
     "a cursor that adds a parameter": {"ids": ["12"], "next_cursor_str": "1&screen_name=jack"},
+    # Written as X writes a list, `"12","34"`: digits, quotes and commas only.
+    "an id with a comma": {"ids": ["12", "34,56", "78"], "next_cursor_str": "0"},
+    "an empty id": {"ids": ["12", ""], "next_cursor_str": "0"},
+    "an id of twenty digits": {"ids": ["12", "1" * 20], "next_cursor_str": "0"},
+    "an id of twenty digits, unquoted": {"ids": [12, 10 ** 19], "next_cursor_str": "0"},
 }
 
 
@@ -1188,6 +1193,16 @@ def test_a_v11_page_of_another_shape_is_the_pages_error(run, sb, shape):
     [e] = check_run(r).envelopes
     assert e["error"]["kind"] == "http" and "page could not be read" in e["error"]["message"], e
     assert len(page_requests(sb, "1.1")) == 1
+
+
+def test_v11_ids_are_read_as_strings_or_integers_with_or_without_spaces(run, sb):
+    ids = ["500000000000000001", 500000000000000002, "3", 4]
+    for text in (json.dumps({"ids": ids, "next_cursor_str": "0"}, separators=(",", ":")),
+                 json.dumps({"ids": ids, "next_cursor_str": "0"})):
+        sb.fault("status", match=page_match("1.1", "follows_1001"), status=200, body=text, count=1)
+        r = run(["--api", "1.1"], jl("follows_1001"), timeout=20)
+        assert r.returncode == 0, r
+        assert [e["result"]["id"] for e in check_run(r).envelopes] == [str(i) for i in ids], r
 
 
 def test_an_id_written_with_escapes_is_read_as_its_digits(run, sb):
