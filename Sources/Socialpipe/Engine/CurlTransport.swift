@@ -278,6 +278,9 @@ final class CurlTransport: Transport {
     private let caFile: String?
     private let userAgent: String
     private var transfers: [Int: HTTPTransfer] = [:]
+    /// Transfers that ended, their easy handles cleaned up when the loop next
+    /// waits rather than between an answer and the request it lets go.
+    private var ended: [HTTPTransfer] = []
 
     /// Free bytes at the heap's top kept for the next answers rather than given back.
     static let heapKept: Int32 = 4 << 20
@@ -317,6 +320,7 @@ final class CurlTransport: Transport {
     deinit {
         for transfer in transfers.values { sp_multi_remove_handle(multi, transfer.handle) }
         transfers.removeAll()
+        ended.removeAll()
         sp_multi_cleanup(multi)
         sp_global_cleanup()
     }
@@ -349,6 +353,7 @@ final class CurlTransport: Transport {
             let id = Unmanaged<HTTPTransfer>.fromOpaque(context).takeUnretainedValue().id
             guard let transfer = transfers.removeValue(forKey: id) else { continue }
             finished.append((id, transfer.outcome(code), Clock.monotonic() - transfer.started))
+            ended.append(transfer)
         }
         return finished
     }
@@ -364,6 +369,7 @@ final class CurlTransport: Transport {
     }
 
     func wait(_ descriptors: [pollfd], timeout: Int32) {
+        ended.removeAll(keepingCapacity: true)
         var waits = descriptors.map { curl_waitfd(fd: $0.fd, events: $0.events, revents: 0) }
         var ready: Int32 = 0
         sp_multi_poll(multi, &waits, UInt32(waits.count), timeout, &ready)
