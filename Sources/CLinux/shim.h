@@ -59,48 +59,74 @@ static inline void sp_set_heap_thresholds(int mmap_threshold, int trim_threshold
     mallopt(M_TRIM_THRESHOLD, trim_threshold);
 }
 
-/* The index of the first byte of base[index..<count] that a JSON string
-   must escape (below 0x20, `quote` or a backslash) or, when `non_ascii` is
-   not 0, that is not ASCII; `count` when there is none. Sixteen bytes at a
-   time with SSE2 (every x86-64 has it), then one by one. */
+/* The byte scans of JSON text (JSONScan, RawJSON), sixteen bytes to a
+   compare with SSE2 (every x86-64 has it); one byte at a time elsewhere and
+   for what is left past the last sixteen. None reads outside its range. */
+#if defined(__SSE2__)
+/* Sixteen bytes, loaded from any address; and what a compare of them gives. */
+typedef unsigned char sp_bytes16 __attribute__((vector_size(16), aligned(1)));
+typedef char sp_mask16 __attribute__((vector_size(16)));
+
+/* Bit i set where bytes[i] stops a plain string's run (see sp_is_stop). */
+static inline unsigned sp_stops16(sp_bytes16 bytes, unsigned char quote, int non_ascii) {
+    sp_mask16 found = (sp_mask16)((bytes == (sp_bytes16){0} + quote) | (bytes == (sp_bytes16){0} + 0x5C)
+                                  | (bytes < (sp_bytes16){0} + 0x20));
+    unsigned bits = (unsigned)__builtin_ia32_pmovmskb128(found);
+    /* A byte's high bit is what marks it as not ASCII. */
+    return non_ascii ? bits | (unsigned)__builtin_ia32_pmovmskb128((sp_mask16)bytes) : bits;
+}
+
+/* Bit i set where bytes[i] is not an ASCII digit. */
+static inline unsigned sp_non_digits16(sp_bytes16 bytes) {
+    return (unsigned)__builtin_ia32_pmovmskb128((sp_mask16)((bytes < (sp_bytes16){0} + 0x30) | (bytes > (sp_bytes16){0} + 0x39)));
+}
+#endif
+
+/* Whether `byte` stops a plain run of a string quoted with `quote`: a byte a
+   JSON string must escape (below 0x20, the quote, a backslash) or, when
+   `non_ascii` is not 0, one of 0x80 and above. */
+static inline int sp_is_stop(unsigned char byte, unsigned char quote, int non_ascii) {
+    return byte < 0x20 || byte == quote || byte == 0x5C || (non_ascii && byte >= 0x80);
+}
+
+/* The index of the first byte of base[index..<count] that stops a plain run
+   (sp_is_stop), or `count`. */
 static inline long sp_next_escape(const unsigned char *base, long index, long count, unsigned char quote, int non_ascii) {
 #if defined(__SSE2__)
-    typedef unsigned char sp_bytes16 __attribute__((vector_size(16), aligned(1)));
-    typedef char sp_mask16 __attribute__((vector_size(16)));
-    const sp_bytes16 quotes = (sp_bytes16){0} + quote;
-    const sp_bytes16 backslashes = (sp_bytes16){0} + 0x5C;
-    const sp_bytes16 space = (sp_bytes16){0} + 0x20;
-    while (index + 16 <= count) {
-        sp_bytes16 bytes = *(const sp_bytes16 *)(base + index);
-        sp_mask16 found = (sp_mask16)((bytes == quotes) | (bytes == backslashes) | (bytes < space));
-        int bits = __builtin_ia32_pmovmskb128(found);
-        /* A byte's high bit is what marks it as not ASCII. */
-        if (non_ascii) bits |= __builtin_ia32_pmovmskb128((sp_mask16)bytes);
-        if (bits != 0) return index + __builtin_ctz((unsigned)bits);
-        index += 16;
+    for (; index + 16 <= count; index += 16) {
+        unsigned bits = sp_stops16(*(const sp_bytes16 *)(base + index), quote, non_ascii);
+        if (bits != 0) return index + __builtin_ctz(bits);
     }
 #endif
-    while (index < count) {
-        unsigned char byte = base[index];
-        if (byte < 0x20 || byte == quote || byte == 0x5C || (non_ascii && byte >= 0x80)) return index;
-        index += 1;
+    while (index < count && !sp_is_stop(base[index], quote, non_ascii)) index += 1;
+    return index;
+}
+
+/* The `length` bytes at `base` (at most 64) as bits, bit i set where
+   base[i] stops a plain run of a string quoted with `"` (sp_is_stop). */
+static inline unsigned long long sp_stop_bits(const unsigned char *base, long length, int non_ascii) {
+    unsigned long long bits = 0;
+#if defined(__SSE2__)
+    if (length == 64) {
+        for (int part = 0; part < 4; part++) {
+            bits |= (unsigned long long)sp_stops16(*(const sp_bytes16 *)(base + 16 * part), 0x22, non_ascii) << (16 * part);
+        }
+        return bits;
     }
-    return count;
+#endif
+    for (long i = 0; i < length; i++) {
+        if (sp_is_stop(base[i], 0x22, non_ascii)) bits |= 1ULL << i;
+    }
+    return bits;
 }
 
 /* The index of the first byte of base[index..<count] that is not an ASCII
-   digit, or `count`: sixteen bytes at a time with SSE2, then one by one. */
+   digit, or `count`. */
 static inline long sp_digits_end(const unsigned char *base, long index, long count) {
 #if defined(__SSE2__)
-    typedef unsigned char sp_bytes16 __attribute__((vector_size(16), aligned(1)));
-    typedef char sp_mask16 __attribute__((vector_size(16)));
-    const sp_bytes16 zeros = (sp_bytes16){0} + 0x30;
-    const sp_bytes16 nines = (sp_bytes16){0} + 0x39;
-    while (index + 16 <= count) {
-        sp_bytes16 bytes = *(const sp_bytes16 *)(base + index);
-        int bits = __builtin_ia32_pmovmskb128((sp_mask16)((bytes < zeros) | (bytes > nines)));
-        if (bits != 0) return index + __builtin_ctz((unsigned)bits);
-        index += 16;
+    for (; index + 16 <= count; index += 16) {
+        unsigned bits = sp_non_digits16(*(const sp_bytes16 *)(base + index));
+        if (bits != 0) return index + __builtin_ctz(bits);
     }
 #endif
     while (index < count && (unsigned char)(base[index] - 0x30) <= 9) index += 1;
@@ -108,69 +134,30 @@ static inline long sp_digits_end(const unsigned char *base, long index, long cou
 }
 
 /* Whether every byte of base[index..<end] is an ASCII digit (an empty run
-   is): sixteen bytes to a compare with SSE2, the last sixteen overlapping
-   those before; a run of eight to fifteen in two overlapping words of eight,
-   a shorter one byte by byte. Reads nothing outside the run. */
+   is): with SSE2 a run of sixteen or more in compares of sixteen, the last
+   overlapping those before. A run of eight to fifteen in two overlapping
+   words of eight (a byte is a digit when its high nibble is 3 and adding 6
+   to its low one carries nothing); a shorter one byte by byte. */
 static inline int sp_all_digits(const unsigned char *base, long index, long end) {
     long length = end - index;
 #if defined(__SSE2__)
     if (length >= 16) {
-        typedef unsigned char sp_bytes16 __attribute__((vector_size(16), aligned(1)));
-        typedef char sp_mask16 __attribute__((vector_size(16)));
-        const sp_bytes16 zeros = (sp_bytes16){0} + 0x30;
-        const sp_bytes16 nines = (sp_bytes16){0} + 0x39;
-        int bad = 0;
-        for (long position = index; position + 16 < end; position += 16) {
-            sp_bytes16 bytes = *(const sp_bytes16 *)(base + position);
-            bad |= __builtin_ia32_pmovmskb128((sp_mask16)((bytes < zeros) | (bytes > nines)));
-        }
-        sp_bytes16 last = *(const sp_bytes16 *)(base + end - 16);
-        bad |= __builtin_ia32_pmovmskb128((sp_mask16)((last < zeros) | (last > nines)));
-        return bad == 0;
+        unsigned bad = 0;
+        for (long position = index; position + 16 < end; position += 16) bad |= sp_non_digits16(*(const sp_bytes16 *)(base + position));
+        return (bad | sp_non_digits16(*(const sp_bytes16 *)(base + end - 16))) == 0;
     }
 #endif
     if (length >= 8) {
-        /* A byte is a digit when its high nibble is 3 and adding 6 to its low one carries nothing. */
-        unsigned long long words[2];
+        unsigned long long words[2], bad = 0;
         __builtin_memcpy(&words[0], base + index, 8);
         __builtin_memcpy(&words[1], base + end - 8, 8);
-        unsigned long long bad = 0;
         for (int k = 0; k < 2; k++) {
             bad |= ((words[k] & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL)
                  | (((words[k] & 0x0F0F0F0F0F0F0F0FULL) + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL);
         }
         return bad == 0;
     }
-    for (; index < end; index++) {
-        if ((unsigned char)(base[index] - 0x30) > 9) return 0;
-    }
-    return 1;
-}
-
-/* The 64 bytes at `base` as bits, bit i set where base[i] is below 0x20, a
-   quote, a backslash or, when `non_ascii` is not 0, 0x80 and above: the
-   bytes where a run of plain string stops. */
-static inline unsigned long long sp_stop_bits64(const unsigned char *base, int non_ascii) {
-    unsigned long long bits = 0;
-#if defined(__SSE2__)
-    typedef unsigned char sp_bytes16 __attribute__((vector_size(16), aligned(1)));
-    typedef char sp_mask16 __attribute__((vector_size(16)));
-    const sp_bytes16 quotes = (sp_bytes16){0} + 0x22;
-    const sp_bytes16 backslashes = (sp_bytes16){0} + 0x5C;
-    const sp_bytes16 space = (sp_bytes16){0} + 0x20;
-    for (int part = 0; part < 4; part++) {
-        sp_bytes16 bytes = *(const sp_bytes16 *)(base + 16 * part);
-        unsigned found = (unsigned)__builtin_ia32_pmovmskb128((sp_mask16)((bytes == quotes) | (bytes == backslashes) | (bytes < space)));
-        if (non_ascii) found |= (unsigned)__builtin_ia32_pmovmskb128((sp_mask16)bytes);
-        bits |= (unsigned long long)found << (16 * part);
-    }
-#else
-    for (int i = 0; i < 64; i++) {
-        unsigned char byte = base[i];
-        if (byte < 0x20 || byte == 0x22 || byte == 0x5C || (non_ascii && byte >= 0x80)) bits |= 1ULL << i;
-    }
-#endif
-    return bits;
+    return sp_digits_end(base, index, end) == end;
 }
 
 /* O_PATH is a GNU extension the Swift Glibc module may not show. */

@@ -270,18 +270,12 @@ private struct StopBits {
         self.nonASCII = nonASCII
         let count = text.count
         guard made, let base = text.baseAddress else { return }
-        words = [UInt64](unsafeUninitializedCapacity: (count + 63) / 64) { words, filled in
-            let whole = count / 64
-            for index in 0..<whole { words[index] = sp_stop_bits64(base + index * 64, nonASCII ? 1 : 0) }
-            filled = whole
-            guard whole * 64 < count else { return }
-            var bits: UInt64 = 0
-            for position in (whole * 64)..<count {
-                let byte = base[position]
-                if byte < 0x20 || byte == 0x22 || byte == 0x5C || (nonASCII && byte >= 0x80) { bits |= 1 << UInt64(position & 63) }
+        let wordCount = (count + 63) / 64
+        words = [UInt64](unsafeUninitializedCapacity: wordCount) { room, filled in
+            for index in 0..<wordCount {
+                room[index] = sp_stop_bits(base + index * 64, min(64, count - index * 64), nonASCII ? 1 : 0)
             }
-            words[whole] = bits
-            filled = whole + 1
+            filled = wordCount
         }
     }
 
