@@ -261,7 +261,9 @@ private struct StopBits {
     private let text: UnsafeBufferPointer<UInt8>
     private let nonASCII: Bool
     private var words: [UInt64] = []
-    /// The word last looked at, and its index.
+    /// The word last looked at, and its index: most strings end in the word
+    /// they began in, and reading it from `words` for each of them made a
+    /// page's check 4 µs slower (30 against 26 µs, probe build).
     private var held = -1
     private var word: UInt64 = 0
 
