@@ -4,16 +4,17 @@ import Glibc
 /// it is written out when it fills, when the loop is about to wait, and at
 /// the end. A long run of bytes (a large record's echo) goes straight out
 /// instead of through the buffer, and a line that grew the buffer far beyond
-/// its size gives that memory back once written. A reader that went away
+/// its size gives that memory back once written. `buffer` is a constant: a
+/// line written reads it without taking a reference to it each time. A reader that went away
 /// (EPIPE, or POLLERR seen by the loop) marks it closed: the run then stops quietly.
 public final class OutputWriter {
     /// Where lines are serialised; `endLine()` after each.
-    public private(set) var buffer = ByteBuffer(capacity: OutputWriter.capacity)
+    public let buffer = ByteBuffer(capacity: OutputWriter.capacity)
     /// The descriptor written.
     public let fd: Int32
     private static let capacity = 128 * 1024
     private let flushThreshold = 64 * 1024
-    /// A buffer grown beyond this by a long line is replaced once the line is out.
+    /// A buffer grown beyond this by a long line gives its storage back once the line is out.
     private static let largestKept = 4 << 20
 
     /// Set once the reader of the output has gone away.
@@ -43,7 +44,7 @@ public final class OutputWriter {
         if buffer.count >= flushThreshold { flush() }
         if buffer.count + buffer.freeCapacity > Self.largestKept {
             flush()
-            buffer = ByteBuffer(capacity: Self.capacity)
+            buffer.removeAll(keepingAtMost: Self.capacity)
         }
     }
 

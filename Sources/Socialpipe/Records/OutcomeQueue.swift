@@ -28,6 +28,9 @@ final class OutcomeQueue {
         var bufferedBytes = 0
         /// Whether the record has failed (its first failure is the one counted).
         var failed = false
+        /// Whether the record is at the head of an ordered output: its lines
+        /// go straight out (a flag, so that each line need not look it up).
+        var atHead = false
 
         init(start: EnvelopeStart) { self.start = start }
     }
@@ -80,7 +83,10 @@ final class OutcomeQueue {
         records += 1
         unfinished += 1
         hold(start.size, in: slot)
-        if ordered { slots.append(slot) }
+        if ordered {
+            slot.atHead = slots.count == head
+            slots.append(slot)
+        }
         return slot
     }
 
@@ -91,7 +97,7 @@ final class OutcomeQueue {
 
     /// Whether `slot` may write straight to the output.
     func isHead(_ slot: Slot) -> Bool {
-        !ordered || (head < slots.count && slots[head] === slot)
+        !ordered || slot.atHead
     }
 
     /// Writes one envelope: its start from the slot's echo, then what `body` serialises.
@@ -169,7 +175,10 @@ final class OutcomeQueue {
             forget(slots[head])
             head += 1
             unfinished -= 1
-            if head < slots.count { release(slots[head]) }
+            if head < slots.count {
+                slots[head].atHead = true
+                release(slots[head])
+            }
         }
         if head > 1024 && head * 2 > slots.count {
             slots.removeFirst(head)
@@ -214,13 +223,14 @@ final class OutcomeQueue {
 final class EnvelopeStart {
     let line: Int
     /// `input`: the record's own line without its whitespace when it holds no
-    /// secret, else the record with its secrets redacted; nil for `null`.
-    private let echo: ByteBuffer?
+    /// secret, else the record with its secrets redacted, or `null`. Never
+    /// nil, so that each envelope copies it without taking a reference to it.
+    private let echo: ByteBuffer
 
     init(line: Int, input: JSON?, text: UnsafeBufferPointer<UInt8>?) {
         self.line = line
         guard let input else {
-            echo = nil
+            echo = Self.null
             return
         }
         if let text, !Redaction.containsSecret(input.raw) {
@@ -237,22 +247,25 @@ final class EnvelopeStart {
     /// `echo` made already (`RecordTextReader`).
     init(line: Int, echo: ByteBuffer?) {
         self.line = line
-        self.echo = echo
+        self.echo = echo ?? Self.null
     }
 
-    /// Bytes of the echo held.
-    var size: Int { echo?.count ?? 0 }
+    /// The echo of no record, shared.
+    private nonisolated(unsafe) static let null = {
+        let null = ByteBuffer(capacity: 4)
+        null.append("null")
+        return null
+    }()
+
+    /// Bytes of the echo held (none for the shared `null`).
+    var size: Int { echo === Self.null ? 0 : echo.count }
 
     func write(ok: Bool, to output: OutputWriter) {
         let buffer = output.buffer
         buffer.append(ok ? "{\"ok\":true,\"line\":" : "{\"ok\":false,\"line\":")
         buffer.appendDecimal(Int64(line))
         buffer.append(",\"input\":")
-        if let echo {
-            output.append(echo.bytes)
-        } else {
-            buffer.append("null")
-        }
+        output.append(echo.bytes)
     }
 }
 

@@ -44,6 +44,16 @@ public final class ByteBuffer {
     @inlinable
     public func removeAll() { used = 0 }
 
+    /// Empties the buffer and, when its storage has grown beyond `capacity`
+    /// bytes, gives that storage back for `capacity` bytes.
+    public func removeAll(keepingAtMost capacity: Int) {
+        used = 0
+        guard self.capacity > capacity else { return }
+        storage.deallocate()
+        self.capacity = max(capacity, 16)
+        storage = .allocate(capacity: self.capacity)
+    }
+
     /// Keeps the first `count` bytes only.
     public func truncate(to count: Int) { used = min(max(count, 0), used) }
 
