@@ -4,9 +4,10 @@ import Glibc
 /// it is written out when it fills, when the loop is about to wait, and at
 /// the end. A long run of bytes (a large record's echo) goes straight out
 /// instead of through the buffer, and a line that grew the buffer far beyond
-/// its size gives that memory back once written. `buffer` is a constant: a
-/// line written reads it without taking a reference to it each time. A reader that went away
-/// (EPIPE, or POLLERR seen by the loop) marks it closed: the run then stops quietly.
+/// its size gives that memory back once written (`buffer` stays the same
+/// object, so that a line written reads it without taking a reference to it).
+/// A reader that went away (EPIPE, or POLLERR seen by the loop) marks it
+/// closed: the run then stops quietly.
 public final class OutputWriter {
     /// Where lines are serialised; `endLine()` after each.
     public let buffer = ByteBuffer(capacity: OutputWriter.capacity)

@@ -173,6 +173,7 @@ final class OutcomeQueue {
         }
         while head < slots.count && slots[head].done {
             forget(slots[head])
+            slots[head].atHead = false
             head += 1
             unfinished -= 1
             if head < slots.count {
