@@ -94,15 +94,20 @@ func runLoop(_ tool: RecordTool, lines: [String], options: [String] = [], transp
     let loop = try EventLoop(tool: testTool, arguments: arguments, source: .lines(fd: ends[0]), outputFD: outputFD,
                              engine: engine, watchesSignals: false)
     let status = loop.run(tool)
-    lseek(outputFD, 0, SEEK_SET)
+    return (status, linesWritten(to: outputFD))
+}
+
+/// The lines written to the file open at `fd`, read from its start.
+func linesWritten(to fd: Int32) -> [String] {
+    lseek(fd, 0, SEEK_SET)
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 65536)
     while true {
-        let count = read(outputFD, &chunk, chunk.count)
+        let count = read(fd, &chunk, chunk.count)
         if count <= 0 { break }
         bytes += chunk[..<count]
     }
-    return (status, String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init))
+    return String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
 }
 
 func lineNumbers(_ output: [String]) -> [Int] {

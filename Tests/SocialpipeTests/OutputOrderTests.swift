@@ -26,15 +26,7 @@ import Testing
 
         func lines() -> [String] {
             output.flush()
-            var bytes: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            lseek(fd, 0, SEEK_SET)
-            while true {
-                let got = read(fd, &chunk, chunk.count)
-                if got <= 0 { break }
-                bytes += chunk[0..<got]
-            }
-            return String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+            return linesWritten(to: fd)
         }
     }
 
